@@ -1,0 +1,170 @@
+"""Input validation and NaN-aware per-group statistics shared by every estimator.
+
+Rewards arrive either flat, ``N = B * G`` values ordered group by group (the layout
+TRL's ``GRPOTrainer`` uses: the G completions of a prompt are contiguous), or as a
+``[B, G]`` matrix. Everything in :mod:`grpo_lab` works on the ``[B, G]`` view and
+returns the caller's original shape.
+
+NaN policy
+----------
+TRL marks a completion that no reward function could score with NaN, leaves it out
+of its group's mean and std, and gives it advantage 0. grpo-lab does the same by
+default (``nan_policy="unscored"``); ``nan_policy="raise"`` refuses NaN instead.
+``+/-inf`` is always an error: it is a bug in a reward function, not "unscored".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+NAN_POLICIES = ("unscored", "raise")
+
+
+@dataclass
+class Grouped:
+    """A ``[B, G]`` view of the rewards plus what is needed to undo it."""
+
+    values: torch.Tensor  # [B, G] float, NaN where unscored
+    valid: torch.Tensor | None  # [B, G] bool, None when every reward is scored
+    shape: torch.Size  # the caller's original shape
+
+    @property
+    def group_size(self) -> int:
+        return self.values.shape[1]
+
+    def restore(self, out: torch.Tensor) -> torch.Tensor:
+        return out.reshape(self.shape)
+
+
+def as_tensor(rewards) -> torch.Tensor:
+    """Accept a tensor, numpy array or sequence; integer and bool rewards become float."""
+    if not isinstance(rewards, torch.Tensor):
+        try:
+            rewards = torch.as_tensor(rewards)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"rewards must be a tensor or a sequence of numbers, got {type(rewards).__name__}") from exc
+    if rewards.is_complex():
+        raise TypeError("rewards must be real numbers, got a complex tensor")
+    if not rewards.is_floating_point():
+        rewards = rewards.to(torch.get_default_dtype())
+    return rewards
+
+
+def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grouped:
+    """Validate ``rewards`` and return their ``[B, G]`` view.
+
+    Raises ``ValueError`` naming the problem for: ``group_size < 2``, a flat length
+    not divisible by ``group_size``, a ``[B, G]`` tensor whose second dimension
+    disagrees with ``group_size``, more than two dimensions, an empty batch,
+    ``inf`` rewards, and NaN rewards when ``nan_policy="raise"``.
+    """
+    r = as_tensor(rewards)
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(f"nan_policy must be one of {NAN_POLICIES}, got {nan_policy!r}")
+    if r.dim() == 2:
+        if group_size is None:
+            group_size = r.shape[1]
+        elif r.shape[1] != group_size:
+            raise ValueError(
+                f"rewards of shape {tuple(r.shape)} are [B, G] with G={r.shape[1]}, but group_size={group_size}"
+            )
+    elif r.dim() != 1:
+        raise ValueError(f"rewards must be 1-D (B*G, grouped contiguously) or 2-D [B, G]; got shape {tuple(r.shape)}")
+    if group_size is None:
+        raise ValueError("group_size is required for flat (1-D) rewards")
+    if isinstance(group_size, bool) or not isinstance(group_size, int):
+        raise TypeError(f"group_size must be an int, got {type(group_size).__name__}")
+    if group_size < 2:
+        raise ValueError(f"group_size must be >= 2 (a group of one has no baseline), got {group_size}")
+    if r.numel() == 0:
+        raise ValueError("rewards is empty")
+    if r.dim() == 1 and r.numel() % group_size != 0:
+        raise ValueError(
+            f"got {r.numel()} rewards, which is not divisible by group_size={group_size} "
+            f"({r.numel() // group_size} full groups and {r.numel() % group_size} left over)"
+        )
+    has_nan = False
+    if not torch.isfinite(r.sum()):  # one cheap reduction; the element-wise scan only when it fails
+        if torch.isinf(r).any():
+            where = torch.nonzero(torch.isinf(r).reshape(-1)).reshape(-1)[:5].tolist()
+            raise ValueError(f"rewards contain inf at flat positions {where}; a reward must be finite (or NaN = unscored)")
+        nan = torch.isnan(r)
+        has_nan = bool(nan.any())  # False when the sum merely overflowed
+        if has_nan and nan_policy == "raise":
+            where = torch.nonzero(nan.reshape(-1)).reshape(-1)[:5].tolist()
+            raise ValueError(f"rewards contain NaN at flat positions {where} and nan_policy='raise'")
+    values = r.reshape(-1, group_size)
+    valid = ~nan.reshape(-1, group_size) if has_nan else None
+    return Grouped(values=values, valid=valid, shape=r.shape)
+
+
+@dataclass
+class GroupStats:
+    """Per-group sufficient statistics over the scored entries, each ``[B, 1]``.
+
+    ``n`` scored count, ``mean``, ``ss`` the sum of squared deviations from the mean,
+    and ``centered`` = values - mean (0 where unscored), kept because most estimators
+    need it. Pooling these with extra (virtual) samples is exact: see :func:`pool`.
+    """
+
+    n: torch.Tensor
+    mean: torch.Tensor
+    ss: torch.Tensor
+    centered: torch.Tensor
+
+    def std(self, unbiased: bool = True) -> torch.Tensor:
+        """Group std; NaN where it is undefined (fewer than 2 scored entries with Bessel), as TRL's nanstd."""
+        return std_from(self.n, self.ss, unbiased)
+
+
+def std_from(n: torch.Tensor, ss: torch.Tensor, unbiased: bool) -> torch.Tensor:
+    dof = n - 1 if unbiased else n
+    return torch.sqrt(ss / torch.where(dof > 0, dof, torch.full_like(dof, float("nan"))))
+
+
+def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:
+    """Mean and sum of squared deviations of each group, over the scored entries only."""
+    if valid is None:
+        mean = values.mean(dim=1, keepdim=True)
+        centered = values - mean
+        # vector_norm over the short group axis is several times faster on CPU than var/std
+        ss = torch.linalg.vector_norm(centered, dim=1, keepdim=True).square_()
+        n = torch.full_like(mean, values.shape[1])
+        return GroupStats(n=n, mean=mean, ss=ss, centered=centered)
+    zero = torch.zeros((), dtype=values.dtype)
+    n = valid.sum(dim=1, keepdim=True).to(values.dtype)
+    mean = torch.where(valid, values, zero).sum(dim=1, keepdim=True) / n  # NaN for an all-unscored group
+    centered = torch.where(valid, values - mean, zero)
+    ss = torch.linalg.vector_norm(centered, dim=1, keepdim=True).square_()
+    return GroupStats(n=n, mean=mean, ss=ss, centered=centered)
+
+
+def pool(stats: GroupStats, k: int, s1: torch.Tensor, s2: torch.Tensor):
+    """Pool each group with k extra samples whose sum is ``s1`` and sum of squares ``s2`` (``[B, 1]``).
+
+    Returns ``(n, mean, ss)`` of the union (the parallel-variance formula); exact, no
+    concatenation needed.
+    """
+    n_t = stats.n + k
+    mean_t = (stats.n * stats.mean + s1) / n_t
+    ss_t = stats.ss + stats.n * (stats.mean - mean_t) ** 2 + (s2 - 2 * mean_t * s1 + k * mean_t**2)
+    return n_t, mean_t, ss_t.clamp_min_(0)
+
+
+def zero_unscored(adv: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor:
+    """Advantage 0 for unscored completions and wherever the statistics were undefined."""
+    if valid is None:
+        return adv
+    return torch.where(valid & ~torch.isnan(adv), adv, torch.zeros((), dtype=adv.dtype))
+
+
+def homogeneous(stats: GroupStats, tol: float) -> torch.Tensor:
+    """``[B]`` bool: groups whose reward std (population, over scored entries) is below ``tol``.
+
+    A group with fewer than two scored completions counts as homogeneous: it cannot
+    produce a within-group contrast either.
+    """
+    std = std_from(stats.n, stats.ss, unbiased=False).squeeze(1)
+    return (stats.n.squeeze(1) < 2) | (std < tol)

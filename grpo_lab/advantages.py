@@ -1,0 +1,321 @@
+"""Advantage estimators over grouped rewards (introduced in notebook 03).
+
+Every estimator is a pure torch function: rewards in, advantages out, same shape.
+Rewards are either flat (``N = B * G``, the G completions of one prompt contiguous,
+as in TRL's ``GRPOTrainer``) or a ``[B, G]`` matrix. Nothing here imports TRL.
+
+Use :func:`compute_advantages` to pick an estimator by name; :data:`ESTIMATORS`
+lists the names. NaN rewards mean "unscored" (TRL's convention): they are left out
+of their group's statistics and get advantage 0 (``nan_policy="raise"`` refuses them).
+No estimator returns NaN or inf, for any group, degenerate ones included.
+
+=============  ====================================================  ==================
+name           advantage of completion i in group g                  source
+=============  ====================================================  ==================
+``grpo``       (r_i - mean_g) / (std_g + eps), Bessel std            arXiv 2402.03300
+``drgrpo``     r_i - mean_g                                          arXiv 2503.20783
+``rloo``       r_i - mean of the other G-1 rewards                   arXiv 2402.14740
+``sign``       2 r_i - 1 (0/1 rewards only)                          arXiv 2605.07689
+``avspo``      GRPO on real + K stratified virtual rewards           arXiv 2605.21125
+``avspo_code`` GRPO on real + 1 opposite virtual reward              authors' code
+``dapo``       GRPO, degenerate groups zeroed                        arXiv 2503.14476
+=============  ====================================================  ==================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from ._groups import Grouped, GroupStats, group, group_stats, homogeneous, pool, std_from, zero_unscored
+
+DEFAULT_EPS = 1e-4  # TRL adds 1e-4 to the group std
+DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
+
+
+def _finish(g: Grouped, adv: torch.Tensor) -> torch.Tensor:
+    return g.restore(zero_unscored(adv, g.valid))
+
+
+def _normalise(stats: GroupStats, eps: float, unbiased: bool) -> torch.Tensor:
+    """``(r - mean) / (std + eps)`` from the group statistics (consumes ``stats.centered``)."""
+    return stats.centered.mul_((stats.std(unbiased) + eps).reciprocal_())
+
+
+def grpo(rewards, group_size: int | None = None, *, eps: float = DEFAULT_EPS, unbiased: bool = True,
+         nan_policy: str = "unscored") -> torch.Tensor:
+    """GRPO's group-normalised advantage (Shao et al. 2024, arXiv 2402.03300).
+
+    ``A_i = (r_i - mean_g) / (std_g + eps)``, with Bessel's correction (``unbiased=True``)
+    and ``eps = 1e-4`` by default, which is what TRL's ``GRPOTrainer`` computes with
+    ``scale_rewards="group"``. A degenerate group (all rewards equal) gets ``0 / eps = 0``.
+    Near-degenerate groups are where this estimator is dangerous: one success among
+    G - 1 failures gets ``(G - 1) / sqrt(G)`` (notebook 03).
+    """
+    g = group(rewards, group_size, nan_policy)
+    return _finish(g, _normalise(group_stats(g.values, g.valid), eps, unbiased))
+
+
+def drgrpo(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:
+    """Dr. GRPO: group-mean centring without std normalisation (Liu et al. 2025, arXiv 2503.20783).
+
+    ``A_i = r_i - mean_g``.
+    """
+    g = group(rewards, group_size, nan_policy)
+    return _finish(g, group_stats(g.values, g.valid).centered)
+
+
+def rloo(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:
+    """REINFORCE leave-one-out baseline (Kool et al. 2019; Ahmadian et al. 2024, arXiv 2402.14740).
+
+    ``A_i = r_i - (1 / (G - 1)) * sum_{j != i} r_j  =  G / (G - 1) * (r_i - mean_g)``.
+    With unscored completions, G is the number of scored ones; a group with fewer
+    than two scored completions gets 0.
+    """
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    others = stats.n - 1
+    scale = stats.n / torch.where(others > 0, others, torch.full_like(others, float("nan")))
+    return _finish(g, stats.centered.mul_(scale))
+
+
+def sign(rewards, group_size: int | None = None, *, threshold: float | None = None,
+         nan_policy: str = "unscored") -> torch.Tensor:
+    """Fixed-reference Sign advantage (arXiv 2605.07689): ``A_i = 2 r_i - 1``.
+
+    The reference is fixed (0.5), not the group mean, so an all-fail group still pushes
+    every sampled answer down: the paper calls this pass@G failure descent (notebook 03
+    checks the identity with autograd). Advantages are not zero-sum within a group.
+
+    Rewards must be exactly 0 or 1; anything else raises ``ValueError`` naming the
+    offending values. Pass ``threshold=t`` to binarise explicitly (``r >= t`` is success).
+    ``group_size`` is only validated: the estimator itself ignores the grouping.
+    """
+    g = group(rewards, group_size, nan_policy)
+    v = g.values
+    if threshold is not None:
+        if not math.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold}")
+        binary = (v >= threshold).to(v.dtype)
+    else:
+        # r * (1 - r) is 0 exactly for r in {0, 1}: one fused pass instead of two comparisons
+        off = (v * (1 - v)).abs_().sum() if g.valid is None else torch.nan
+        if not off == 0:
+            bad = ~((v == 0) | (v == 1))
+            if g.valid is not None:
+                bad &= g.valid
+        if not off == 0 and bool(bad.any()):
+            offending = torch.unique(v[bad])[:8].tolist()
+            raise ValueError(
+                f"the sign estimator needs 0/1 rewards; got {int(bad.sum())} other values, e.g. {offending}. "
+                "Pass threshold=... to binarise explicitly."
+            )
+        binary = v
+    return _finish(g, binary.mul(2.0).sub_(1.0))
+
+
+def dapo_keep_mask(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU,
+                   nan_policy: str = "unscored") -> torch.Tensor:
+    """Per-completion keep-mask of DAPO's dynamic sampling (Yu et al. 2025, arXiv 2503.14476).
+
+    ``True`` for every completion of a group whose rewards are not all equal (reward std
+    >= ``tol``), ``False`` for degenerate groups and for unscored completions. Same shape
+    as ``rewards``. DAPO resamples until the batch is full of kept groups; a caller can do
+    that, drop, or reweight with this mask.
+    """
+    g = group(rewards, group_size, nan_policy)
+    keep = (~homogeneous(group_stats(g.values, g.valid), tol)).unsqueeze(1).expand_as(g.values)
+    if g.valid is not None:
+        keep = keep & g.valid
+    return g.restore(keep.clone())
+
+
+def dapo(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU, eps: float = DEFAULT_EPS,
+         unbiased: bool = True, nan_policy: str = "unscored") -> torch.Tensor:
+    """DAPO's dynamic-sampling view (arXiv 2503.14476): GRPO advantages, degenerate groups dropped.
+
+    ``A_i = keep_g * (r_i - mean_g) / (std_g + eps)`` with ``keep_g`` from :func:`dapo_keep_mask`.
+    For 0/1 rewards this equals :func:`grpo` (a degenerate group already gets 0); the
+    difference is bookkeeping: DAPO refills the batch with informative groups instead.
+    """
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    keep = ~homogeneous(stats, tol)
+    return _finish(g, _normalise(stats, eps, unbiased).mul_(keep.unsqueeze(1)))
+
+
+# ----------------------------------------------------------------------------- AVSPO
+
+R_MAX_READINGS = ("scale", "group")
+
+
+def avspo_num_virtual(acr: float, group_size: int, alpha: float = 0.5) -> int:
+    """AVSPO's number of virtual rewards per homogeneous group: ``K = max(1, min(G, ceil(G * ACR**alpha)))``."""
+    if not 0.0 <= acr <= 1.0:
+        raise ValueError(f"acr must be in [0, 1], got {acr}")
+    return max(1, min(group_size, math.ceil(group_size * acr**alpha - 1e-12)))
+
+
+def _virtual_rewards(k: int, dtype: torch.dtype) -> torch.Tensor:
+    """Stratified virtual rewards of the paper, per unit of r_max: ``1 - (k-1)/K``, k = 1..K."""
+    return 1.0 - torch.arange(k, dtype=dtype) / k
+
+
+def _with_virtual(g: Grouped, stats: GroupStats, homog: torch.Tensor, k: int, s1: torch.Tensor, s2: torch.Tensor,
+                  eps: float, unbiased: bool) -> torch.Tensor:
+    """GRPO advantages where each homogeneous group's mean and std also count k virtual rewards.
+
+    ``s1``/``s2`` (``[B, 1]``) are the virtual rewards' sum and sum of squares per group.
+    The virtual rewards only shift the statistics; advantages exist for real completions only.
+    """
+    n_t, mean_t, ss_t = pool(stats, k, s1, s2)
+    h = homog.unsqueeze(1)
+    mean = torch.where(h, mean_t, stats.mean)
+    std = torch.where(h, std_from(n_t, ss_t, unbiased), stats.std(unbiased))
+    return (g.values - mean).mul_((std + eps).reciprocal_())
+
+
+def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alpha: float = 0.5,
+          tau: float = DEFAULT_TAU, r_max: str | float = "scale", reward_max: float = 1.0,
+          eps: float = DEFAULT_EPS, unbiased: bool = True, nan_policy: str = "unscored",
+          return_info: bool = False):
+    """Adaptive Virtual Sample Policy Optimization, as the paper describes it (arXiv 2605.21125).
+
+    1. ACR = fraction of groups whose reward std is below ``tau`` (the Advantage Collapse Rate).
+    2. If ACR > ``threshold`` (stateless here; :class:`AVSPOController` adapts it between
+       batches), every homogeneous group gets ``K = max(1, min(G, ceil(G * ACR**alpha)))``
+       virtual rewards ``v_k = r_max * (1 - (k - 1) / K)``, k = 1..K.
+    3. Virtual rewards enter that group's mean and std only, never the gradient:
+       ``A_i = (r_i - mean(real + virtual)) / (std(real + virtual) + eps)`` for the G real
+       completions. Mixed groups, and every group when ACR <= threshold, get exactly
+       :func:`grpo`'s advantages.
+
+    **The paper and its released code disagree**, and the paper leaves ``r_max``
+    ambiguous, so the reading is an explicit option:
+
+    - ``r_max="scale"`` (default): r_max is the reward scale's maximum ``reward_max``
+      (1 for 0/1 rewards). All-wrong groups then get negative advantages and all-right
+      groups positive ones.
+    - ``r_max="group"``: r_max is the group's own maximum reward. An all-wrong group
+      has r_max = 0, its virtual rewards are all 0, and it keeps advantage 0: under this
+      reading AVSPO cannot learn from all-fail groups at all.
+    - a number: that value.
+
+    The released code instead adds one virtual sample with the opposite reward: see
+    :func:`avspo_code`.
+
+    With ``return_info=True`` returns ``(advantages, info)`` with ``info`` a dict of
+    ``acr``, ``active`` and ``k``.
+    """
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    homog = homogeneous(stats, tau)
+    acr = float(homog.to(torch.float64).mean())
+    active = acr > threshold
+    k = avspo_num_virtual(acr, g.group_size, alpha) if active else 0
+    if not active:
+        adv = _normalise(stats, eps, unbiased)
+    else:
+        if isinstance(r_max, str) and r_max == "group":
+            top = g.values if g.valid is None else torch.where(g.valid, g.values, torch.full_like(g.values, -torch.inf))
+            scale = top.amax(dim=1, keepdim=True)
+            scale = torch.where(torch.isfinite(scale), scale, torch.zeros_like(scale))  # all-unscored group
+        elif isinstance(r_max, str) and r_max == "scale":
+            scale = torch.full_like(stats.mean, float(reward_max))
+        elif isinstance(r_max, (int, float)) and not isinstance(r_max, bool) and math.isfinite(r_max):
+            scale = torch.full_like(stats.mean, float(r_max))
+        else:
+            raise ValueError(f"r_max must be one of {R_MAX_READINGS} or a finite number, got {r_max!r}")
+        u = _virtual_rewards(k, g.values.dtype)
+        adv = _with_virtual(g, stats, homog, k, scale * u.sum(), scale.square() * u.square().sum(), eps, unbiased)
+    out = _finish(g, adv)
+    if return_info:
+        return out, {"acr": acr, "active": active, "k": k}
+    return out
+
+
+def avspo_code(rewards, group_size: int | None = None, *, tau: float = DEFAULT_TAU, reward_min: float = 0.0,
+               reward_max: float = 1.0, eps: float = DEFAULT_EPS, unbiased: bool = True,
+               nan_policy: str = "unscored") -> torch.Tensor:
+    """AVSPO as the authors' released code does it (not as arXiv 2605.21125 writes it).
+
+    Every homogeneous group (reward std < ``tau``) gets one virtual sample with the
+    opposite reward, ``reward_min + reward_max - r`` (1 for an all-0 group, 0 for an
+    all-1 group), in its mean and std only; there is no ACR gate. For G = 4 an all-0
+    group gets ``A = -0.2 / sqrt(0.2) = -0.447`` for each completion. Mixed groups get
+    :func:`grpo`'s advantages.
+    """
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    homog = homogeneous(stats, tau)
+    level = torch.nan_to_num(stats.mean, nan=reward_min)  # an all-unscored group has no level
+    virtual = reward_min + reward_max - level
+    return _finish(g, _with_virtual(g, stats, homog, 1, virtual, virtual.square(), eps, unbiased))
+
+
+@dataclass
+class AVSPOController:
+    """The explicit state of AVSPO's adaptive threshold.
+
+    Call it like an estimator; it computes :func:`avspo` with the current ``threshold``
+    and then moves the threshold towards the ACR it saw:
+    ``threshold <- (1 - ema) * threshold + ema * ACR``.
+
+    The paper (arXiv 2605.21125) describes an adaptive threshold starting at 0.5 but the
+    exact update rule could not be retrieved when this was written; the exponential
+    moving average above is grpo-lab's documented choice (``ema=0`` keeps it fixed).
+    ``history`` records ``(acr, threshold_used, active, k)`` for every call.
+    """
+
+    threshold: float = 0.5
+    alpha: float = 0.5
+    tau: float = DEFAULT_TAU
+    ema: float = 0.1
+    r_max: str | float = "scale"
+    reward_max: float = 1.0
+    eps: float = DEFAULT_EPS
+    history: list = field(default_factory=list)
+
+    def __call__(self, rewards, group_size: int | None = None, **options) -> torch.Tensor:
+        if not 0.0 <= self.ema <= 1.0:
+            raise ValueError(f"ema must be in [0, 1], got {self.ema}")
+        adv, info = avspo(rewards, group_size, threshold=self.threshold, alpha=self.alpha, tau=self.tau,
+                          r_max=self.r_max, reward_max=self.reward_max, eps=self.eps, return_info=True, **options)
+        self.history.append((info["acr"], self.threshold, info["active"], info["k"]))
+        self.threshold = (1.0 - self.ema) * self.threshold + self.ema * info["acr"]
+        return adv
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+_REGISTRY: dict[str, Callable[..., torch.Tensor]] = {
+    "grpo": grpo,
+    "drgrpo": drgrpo,
+    "rloo": rloo,
+    "sign": sign,
+    "avspo": avspo,
+    "avspo_code": avspo_code,
+    "dapo": dapo,
+}
+
+ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def compute_advantages(rewards, group_size: int | None, method: str = "grpo", **options) -> torch.Tensor:
+    """Advantages of ``rewards`` under the estimator called ``method`` (one of :data:`ESTIMATORS`).
+
+    ``options`` go to the estimator (e.g. ``eps=`` for ``grpo``, ``threshold=`` for ``sign``).
+    For ``avspo``, pass ``controller=AVSPOController()`` to carry the adaptive threshold
+    across calls; without it the threshold is the fixed ``threshold`` option (0.5).
+    """
+    if method not in _REGISTRY:
+        raise ValueError(f"unknown advantage estimator {method!r}; choose one of {', '.join(ESTIMATORS)}")
+    controller = options.pop("controller", None)
+    if controller is not None:
+        if method != "avspo":
+            raise ValueError(f"controller= is only for method='avspo', not {method!r}")
+        return controller(rewards, group_size, **options)
+    return _REGISTRY[method](rewards, group_size, **options)

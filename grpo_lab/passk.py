@@ -1,0 +1,147 @@
+"""pass@k and maj@k from sampled completions (introduced in notebooks 04 and 07).
+
+The unbiased estimator of Chen et al. 2021 (arXiv 2107.03374): with n samples of which
+c are correct, ``pass@k = 1 - C(n - c, k) / C(n, k)``. Computed in the numerically
+stable product form ``1 - prod_{i = n-c+1}^{n} (1 - k / i)``. Unlike the widely copied
+reference snippet, ``n < k`` is an error here, not a silent 1.0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _counts(x, name: str) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise ValueError(f"{name} must hold whole numbers, got {a[~(np.isfinite(a) & (a == np.round(a)))][:5]}")
+        a = a.astype(np.int64)
+    elif a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers, got dtype {a.dtype}")
+    return a.astype(np.int64)
+
+
+def pass_at_k(n, c, k: int):
+    """Unbiased pass@k per problem: ``1 - C(n - c, k) / C(n, k)`` (arXiv 2107.03374).
+
+    ``n`` (samples per problem) and ``c`` (correct among them) broadcast against each
+    other; ``k`` is one integer. Returns a float for scalar input, else a numpy array.
+    Raises ``ValueError`` for ``k < 1``, ``n < k``, ``c < 0`` or ``c > n``.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    n_arr, c_arr = np.broadcast_arrays(_counts(n, "n"), _counts(c, "c"))
+    if (n_arr < k).any():
+        raise ValueError(f"pass@{k} needs at least k={k} samples per problem; got n={int(n_arr.min())}")
+    if (c_arr < 0).any():
+        raise ValueError(f"c (correct samples) must be >= 0, got {int(c_arr.min())}")
+    if (c_arr > n_arr).any():
+        i = int(np.argmax(c_arr > n_arr))
+        raise ValueError(f"c > n: {int(c_arr.flat[i])} correct out of {int(n_arr.flat[i])} samples")
+    flat_n, flat_c = n_arr.reshape(-1), c_arr.reshape(-1)
+    out = np.ones(flat_n.shape, dtype=np.float64)
+    need = flat_n - flat_c >= k  # otherwise every k-subset holds a correct sample
+    if need.any():
+        nn, cc = flat_n[need], flat_c[need]
+        width = int(cc.max()) if cc.size else 0
+        if width > 0:
+            # factors (1 - k/i) for i = n-c+1 .. n, padded with 1
+            j = np.arange(width)[None, :]
+            i = (nn - cc + 1)[:, None] + j
+            factors = np.where(j < cc[:, None], 1.0 - k / i, 1.0)
+            out[need] = 1.0 - np.prod(factors, axis=1)
+        else:
+            out[need] = 0.0
+    out = out.reshape(n_arr.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class PassKCurve:
+    """Mean pass@k over problems for several k, with a bootstrap confidence interval over problems."""
+
+    ks: np.ndarray
+    mean: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    n_problems: int
+    confidence: float
+
+
+def pass_at_k_curve(n, c, ks, n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> PassKCurve:
+    """pass@k averaged over problems for every k in ``ks``, with a percentile bootstrap CI.
+
+    The bootstrap resamples problems (not samples), which is the uncertainty of a
+    benchmark score: the same resampled problem sets are used for every k, so the
+    curve's bands are consistent across k.
+    """
+    n_arr, c_arr = np.broadcast_arrays(_counts(n, "n"), _counts(c, "c"))
+    n_arr, c_arr = n_arr.reshape(-1), c_arr.reshape(-1)
+    if n_arr.size == 0:
+        raise ValueError("no problems given")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    ks = np.asarray(sorted(set(int(k) for k in ks)))
+    per_problem = np.stack([pass_at_k(n_arr, c_arr, int(k)) for k in ks])  # [K, P]
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_arr.size, size=(n_boot, n_arr.size))
+    boot = per_problem[:, idx].mean(axis=2)  # [K, n_boot]
+    a = (1 - confidence) / 2
+    return PassKCurve(ks=ks, mean=per_problem.mean(axis=1), lo=np.quantile(boot, a, axis=1),
+                      hi=np.quantile(boot, 1 - a, axis=1), n_problems=int(n_arr.size), confidence=confidence)
+
+
+def naive_best_of_k(correct, k: int, n_boot: int = 200, seed: int = 0) -> float:
+    """A common biased estimate of pass@k: draw k of the n samples *with replacement*, check any correct.
+
+    Its expectation is ``1 - (1 - c/n)**k``, which is below the unbiased
+    :func:`pass_at_k` whenever 1 < k <= n and 0 < c < n, since resampling repeats
+    samples. ``correct`` is a list (one entry per problem) of 0/1 sequences.
+    Kept to show the bias (notebook 07), not to be used.
+    """
+    rng = np.random.default_rng(seed)
+    scores = []
+    for row in correct:
+        row = np.asarray(row, dtype=bool)
+        if row.size == 0:
+            raise ValueError("a problem has no samples")
+        draws = rng.integers(0, row.size, size=(n_boot, k))
+        scores.append(row[draws].any(axis=1).mean())
+    return float(np.mean(scores))
+
+
+def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) -> np.ndarray:
+    """maj@k per problem: is the majority answer among k samples the reference?
+
+    ``answers`` is one list of extracted answers per problem (``None`` = no answer, which
+    never wins a vote); ``reference`` one reference answer per problem. With k equal to
+    the number of samples the vote is taken once over all of them; with fewer, the
+    result is the fraction of ``n_resamples`` random k-subsets whose vote is right. A tie
+    is broken by the answer seen first in the (random) subset order.
+    """
+    if len(answers) != len(reference):
+        raise ValueError(f"{len(answers)} answer lists but {len(reference)} references")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    rng = np.random.default_rng(seed)
+    out = np.zeros(len(answers))
+    for p, (row, ref) in enumerate(zip(answers, reference)):
+        row = list(row)
+        if len(row) < k:
+            raise ValueError(f"maj@{k} needs at least k={k} samples; problem {p} has {len(row)}")
+        subsets = [list(range(len(row)))] if k == len(row) else [rng.permutation(len(row))[:k] for _ in range(n_resamples)]
+        wins = 0
+        for s in subsets:
+            votes = Counter(row[i] for i in s if row[i] is not None)
+            if votes:
+                best = max(votes.values())
+                winner = next(row[i] for i in s if row[i] is not None and votes[row[i]] == best)
+                wins += winner == ref
+        out[p] = wins / len(subsets)
+    return out

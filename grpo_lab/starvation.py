@@ -1,0 +1,188 @@
+"""Gradient starvation: its theory (notebooks 01-02) and its diagnostics (notebooks 03-05).
+
+With 0/1 rewards a group whose G completions all fail, or all succeed, has zero
+reward variance, and every group-centred estimator gives it advantage 0: no
+gradient. For a prompt solved with probability p that happens with probability
+``p**G + (1 - p)**G`` (:func:`degeneracy_rate`). Over a population of prompts the
+rate is ``E_x[p_x**G + (1 - p_x)**G]``, which by Jensen's inequality (the function
+is convex in p) is at least the i.i.d. guess at the mean success rate
+(:func:`jensen_gap`; arXiv 2605.07689 reports 0.69 degenerate groups at G = 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from ._groups import group, group_stats, homogeneous
+from .advantages import DEFAULT_TAU, ESTIMATORS, compute_advantages
+
+
+def _probabilities(p, name: str = "p") -> torch.Tensor:
+    t = torch.as_tensor(p, dtype=torch.float64)
+    if torch.isnan(t).any():
+        raise ValueError(f"{name} contains NaN")
+    if ((t < 0) | (t > 1)).any():
+        bad = t[(t < 0) | (t > 1)][:5].tolist()
+        raise ValueError(f"{name} must be probabilities in [0, 1]; got {bad}")
+    return t
+
+
+def _check_group_size(G) -> None:
+    if isinstance(G, bool) or not isinstance(G, (int, np.integer)):
+        arr = np.asarray(G)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"G must be an integer (or an array of integers), got {G!r}")
+        if (arr < 1).any():
+            raise ValueError(f"G must be >= 1, got {arr[arr < 1][:5].tolist()}")
+    elif G < 1:
+        raise ValueError(f"G must be >= 1, got {G}")
+
+
+def _like(x, out: torch.Tensor):
+    """Return ``out`` in the caller's type: tensor for tensor, float for scalars, else numpy."""
+    if isinstance(x, torch.Tensor):
+        return out.to(x.dtype if x.is_floating_point() else torch.get_default_dtype())
+    if out.dim() == 0:
+        return float(out)
+    return out.numpy()
+
+
+def degeneracy_rate(p, G):
+    """Probability that a group of G i.i.d. Bernoulli(p) rewards is all equal: ``p**G + (1 - p)**G``.
+
+    Vectorised: ``p`` and ``G`` broadcast (a grid of both gives notebook 01's heatmap).
+    Returns a float for scalar input, a numpy array for array input, a tensor for a tensor.
+    Introduced in notebook 01.
+    """
+    _check_group_size(G)
+    t = _probabilities(p)
+    g = torch.as_tensor(G, dtype=torch.float64)
+    return _like(p, t**g + (1 - t) ** g)
+
+
+@dataclass(frozen=True)
+class JensenGap:
+    """Real degeneracy ``E[p^G + (1-p)^G]`` against the i.i.d. prediction at the mean p (notebook 02)."""
+
+    real: float
+    iid: float
+    gap: float
+    real_all_fail: float
+    real_all_pass: float
+    iid_all_fail: float
+    iid_all_pass: float
+    mean_p: float
+    G: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def jensen_gap(p, G: int) -> JensenGap:
+    """Degeneracy over a population of prompts with success probabilities ``p`` (1-D), at group size G.
+
+    ``real = mean_x[p_x**G + (1 - p_x)**G]``; ``iid = pbar**G + (1 - pbar)**G`` with
+    ``pbar = mean_x p_x``; ``gap = real - iid >= 0`` (Jensen, arXiv 2605.07689). Both are
+    split into all-fail (``(1-p)**G``) and all-pass (``p**G``) parts. Introduced in notebook 02.
+    """
+    _check_group_size(G)
+    t = _probabilities(p).reshape(-1)
+    if t.numel() == 0:
+        raise ValueError("p is empty")
+    pbar = t.mean()
+    real_fail = float(((1 - t) ** G).mean())
+    real_pass = float((t**G).mean())
+    iid_fail = float((1 - pbar) ** G)
+    iid_pass = float(pbar**G)
+    real, iid = real_fail + real_pass, iid_fail + iid_pass
+    return JensenGap(real=real, iid=iid, gap=real - iid, real_all_fail=real_fail, real_all_pass=real_pass,
+                     iid_all_fail=iid_fail, iid_all_pass=iid_pass, mean_p=float(pbar), G=int(G))
+
+
+@dataclass(frozen=True)
+class CollapseStats:
+    """How many groups of a batch collapsed (zero reward std), and how."""
+
+    acr: float  # Advantage Collapse Rate: fraction of groups with reward std < tol
+    all_fail: int  # homogeneous groups at the failure reward
+    all_pass: int  # homogeneous groups at the success reward
+    mixed: int  # groups with a within-group contrast
+    other_homogeneous: int  # homogeneous at another value, or with < 2 scored completions
+    n_groups: int
+
+    @property
+    def frac_all_fail(self) -> float:
+        return self.all_fail / self.n_groups
+
+    @property
+    def frac_all_pass(self) -> float:
+        return self.all_pass / self.n_groups
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(frac_all_fail=self.frac_all_fail, frac_all_pass=self.frac_all_pass)
+        return d
+
+
+def collapse_rate(rewards, G: int | None = None, tol: float = DEFAULT_TAU, *, fail: float = 0.0,
+                  success: float = 1.0) -> CollapseStats:
+    """The batch's Advantage Collapse Rate (arXiv 2605.21125) and its all-fail / all-pass split.
+
+    ``acr`` is the fraction of groups whose reward std is below ``tol``. A group with
+    fewer than two scored (non-NaN) completions counts as collapsed. Introduced in notebook 03.
+    """
+    g = group(rewards, G)
+    stats = group_stats(g.values, g.valid)
+    homog = homogeneous(stats, tol)
+    level = stats.mean.squeeze(1)
+    is_fail = homog & (torch.abs(level - fail) < tol)
+    is_pass = homog & (torch.abs(level - success) < tol)
+    n = homog.numel()
+    n_h = int(homog.sum())
+    return CollapseStats(acr=n_h / n, all_fail=int(is_fail.sum()), all_pass=int(is_pass.sum()), mixed=n - n_h,
+                         other_homogeneous=n_h - int(is_fail.sum()) - int(is_pass.sum()), n_groups=n)
+
+
+def success_rates(rewards, G: int | None = None) -> torch.Tensor:
+    """Per-prompt success-rate estimates ``[B]``: the mean reward of each group over its scored completions.
+
+    For 0/1 rewards this is the maximum-likelihood estimate of p_x from G samples; a
+    histogram of it is the per-prompt success distribution of notebooks 02 and 05.
+    A group with no scored completion gives NaN.
+    """
+    g = group(rewards, G)
+    if g.valid is None:
+        return g.values.mean(dim=1)
+    return torch.nanmean(torch.where(g.valid, g.values, torch.full_like(g.values, torch.nan)), dim=1)
+
+
+@dataclass(frozen=True)
+class SignalStats:
+    """How much gradient signal an estimator keeps on one batch."""
+
+    method: str
+    mean_abs: float  # mean |A| over completions
+    frac_nonzero: float  # fraction of completions with |A| > atol
+    frac_groups_with_signal: float  # fraction of groups with at least one nonzero advantage
+
+
+def signal_kept(rewards, G: int | None = None, methods=ESTIMATORS, atol: float = 1e-8,
+                **options) -> dict[str, SignalStats]:
+    """For each estimator in ``methods``, the mean |A| and the fraction of completions with A != 0.
+
+    This is the starvation of each estimator made visible: on a batch where most groups
+    are degenerate, GRPO/Dr.GRPO/RLOO/DAPO keep only the mixed groups, Sign keeps
+    every completion. ``options`` map an estimator name to its keyword options, e.g.
+    ``avspo={"threshold": 0.3}``. Introduced in notebook 03.
+    """
+    g = group(rewards, G)
+    out = {}
+    for m in methods:
+        adv = compute_advantages(g.values, g.group_size, m, **options.get(m, {}))
+        nz = adv.abs() > atol
+        out[m] = SignalStats(method=m, mean_abs=float(adv.abs().mean()), frac_nonzero=float(nz.float().mean()),
+                             frac_groups_with_signal=float(nz.any(dim=1).float().mean()))
+    return out

@@ -1,0 +1,296 @@
+"""Every estimator against independent closed forms, hand-worked groups, and bad input."""
+
+import math
+import statistics
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grpo_lab import advantages as A
+from grpo_lab.advantages import ESTIMATORS, AVSPOController, compute_advantages
+
+EPS = 1e-4
+
+
+def group_of(k, G):
+    """k successes then G - k failures."""
+    return torch.tensor([1.0] * k + [0.0] * (G - k), dtype=torch.float64)
+
+
+def compositions():
+    for G in range(2, 9):
+        for k in range(G + 1):
+            yield G, k
+
+
+# ---------------------------------------------------------------- closed forms, every k of G
+
+
+@pytest.mark.parametrize("G,k", list(compositions()))
+def test_group_centred_estimators_closed_form(G, k):
+    r = group_of(k, G)
+    adv = {m: compute_advantages(r, G, m) for m in ("grpo", "drgrpo", "rloo", "sign", "dapo")}
+    if k in (0, G):
+        for m in ("grpo", "drgrpo", "rloo", "dapo"):
+            assert torch.equal(adv[m], torch.zeros(G, dtype=torch.float64)), m
+    else:
+        s = math.sqrt(k * (G - k) / (G * (G - 1)))  # Bessel std of k ones and G-k zeros
+        exp_grpo = [(1 - k / G) / (s + EPS)] * k + [(-k / G) / (s + EPS)] * (G - k)
+        exp_dr = [1 - k / G] * k + [-k / G] * (G - k)
+        exp_rloo = [(G - k) / (G - 1)] * k + [-k / (G - 1)] * (G - k)
+        torch.testing.assert_close(adv["grpo"], torch.tensor(exp_grpo, dtype=torch.float64))
+        torch.testing.assert_close(adv["dapo"], torch.tensor(exp_grpo, dtype=torch.float64))
+        torch.testing.assert_close(adv["drgrpo"], torch.tensor(exp_dr, dtype=torch.float64))
+        torch.testing.assert_close(adv["rloo"], torch.tensor(exp_rloo, dtype=torch.float64))
+    assert adv["sign"].tolist() == [1.0] * k + [-1.0] * (G - k)
+    keep = A.dapo_keep_mask(r, G)
+    assert keep.tolist() == [0 < k < G] * G
+
+
+@pytest.mark.parametrize("G,k", list(compositions()))
+def test_avspo_paper_closed_form(G, k):
+    """Single-group batch: ACR is 1 for a homogeneous group, so K = G virtual rewards."""
+    r = group_of(k, G)
+    adv, info = A.avspo(r, G, threshold=0.5, return_info=True)
+    if 0 < k < G:
+        assert info["acr"] == 0 and not info["active"]
+        torch.testing.assert_close(adv, A.grpo(r, G))
+        return
+    assert info == {"acr": 1.0, "active": True, "k": G}
+    virtual = [1 - j / G for j in range(G)]  # r_max = 1 (reward scale), k = 1..K
+    pool = [float(k // G)] * G + virtual
+    expected = (float(k // G) - statistics.mean(pool)) / (statistics.stdev(pool) + EPS)
+    torch.testing.assert_close(adv, torch.full((G,), expected, dtype=torch.float64))
+    if k == 0:
+        assert expected < 0  # all wrong: every sampled answer is pushed down
+    else:
+        assert expected > 0
+
+
+@pytest.mark.parametrize("G,k", list(compositions()))
+def test_avspo_code_closed_form(G, k):
+    r = group_of(k, G)
+    adv = A.avspo_code(r, G)
+    if 0 < k < G:
+        torch.testing.assert_close(adv, A.grpo(r, G))
+        return
+    level = float(k // G)
+    pool = [level] * G + [1 - level]
+    expected = (level - statistics.mean(pool)) / (statistics.stdev(pool) + EPS)
+    torch.testing.assert_close(adv, torch.full((G,), expected, dtype=torch.float64))
+
+
+def test_avspo_code_hand_worked_g4():
+    adv = A.avspo_code(torch.zeros(4), 4)
+    # five values {0,0,0,0,1}: mean 0.2, Bessel std sqrt(0.2)
+    torch.testing.assert_close(adv, torch.full((4,), -0.2 / (math.sqrt(0.2) + EPS)))
+
+
+def test_avspo_r_max_readings_on_all_wrong_groups():
+    """Reading r_max as the group's own maximum leaves all-wrong groups at zero advantage."""
+    r = torch.tensor([[0.0] * 4, [0.0] * 4, [1.0, 0, 0, 0], [1.0] * 4])
+    group_reading = A.avspo(r, 4, r_max="group")
+    scale_reading = A.avspo(r, 4, r_max="scale")
+    assert torch.equal(group_reading[:2], torch.zeros(2, 4))  # no signal from all-fail groups
+    assert (scale_reading[:2] < 0).all()  # the scale reading pushes them down
+    # both readings agree where r_max is 1 anyway (all-pass) and on mixed groups
+    torch.testing.assert_close(group_reading[2:], scale_reading[2:])
+    assert (scale_reading[3] > 0).all()
+    # ACR = 3/4 -> K = ceil(4 * sqrt(0.75)) = 4; the value under the scale reading
+    pool = [0.0] * 4 + [1.0, 0.75, 0.5, 0.25]
+    expected = (0 - statistics.mean(pool)) / (statistics.stdev(pool) + EPS)
+    assert scale_reading[0, 0].item() == pytest.approx(expected, rel=1e-5)
+    numeric = A.avspo(r, 4, r_max=1.0)
+    torch.testing.assert_close(numeric, scale_reading)
+
+
+def test_avspo_gate_and_num_virtual():
+    r = torch.tensor([[0.0] * 4, [1.0, 0, 0, 0], [1.0, 1, 0, 0], [0.0, 1, 0, 1]])  # ACR 0.25
+    assert torch.equal(A.avspo(r, 4, threshold=0.5), A.grpo(r, 4))  # below the threshold: plain GRPO
+    adv, info = A.avspo(r, 4, threshold=0.2, return_info=True)
+    assert info["active"] and info["k"] == math.ceil(4 * 0.25**0.5) == 2
+    assert (adv[0] < 0).all()
+    assert A.avspo_num_virtual(0.0, 8) == 1
+    assert A.avspo_num_virtual(1.0, 8) == 8
+    assert A.avspo_num_virtual(0.25, 8, alpha=0.5) == 4
+    with pytest.raises(ValueError, match="acr"):
+        A.avspo_num_virtual(1.5, 8)
+    with pytest.raises(ValueError, match="r_max"):
+        A.avspo(torch.zeros(4), 4, r_max="biggest")
+
+
+def test_avspo_controller_state_is_explicit():
+    ctl = AVSPOController(threshold=0.5, ema=0.5)
+    r = torch.tensor([0.0] * 8 + [1.0, 0, 0, 0])  # ACR 2/3
+    compute_advantages(r, 4, "avspo", controller=ctl)
+    assert ctl.threshold == pytest.approx(0.5 * 0.5 + 0.5 * 2 / 3)
+    assert ctl.history[0][:3] == (pytest.approx(2 / 3), 0.5, True)
+    frozen = AVSPOController(ema=0.0)
+    frozen(r, 4)
+    assert frozen.threshold == 0.5
+    with pytest.raises(ValueError, match="only for method='avspo'"):
+        compute_advantages(r, 4, "grpo", controller=ctl)
+
+
+def test_grpo_matches_trl_formula_and_options():
+    r = torch.tensor([1.0, 0.0, 0.0, 2.0])
+    std = statistics.stdev(r.tolist())
+    torch.testing.assert_close(A.grpo(r, 4), (r - r.mean()) / (std + 1e-4))
+    pstd = statistics.pstdev(r.tolist())
+    torch.testing.assert_close(A.grpo(r, 4, eps=0.0, unbiased=False), (r - r.mean()) / pstd)
+
+
+def test_one_lucky_success_gets_a_huge_advantage():
+    """The std-normalisation danger of notebook 03: (G-1)/sqrt(G) for the lone success."""
+    for G in (4, 8, 16, 64):
+        adv = A.grpo(group_of(1, G), G)
+        assert adv[0].item() == pytest.approx((G - 1) / math.sqrt(G), rel=1e-3)
+
+
+# ---------------------------------------------------------------- layouts and properties
+
+rewards_2d = st.integers(1, 6).flatmap(
+    lambda B: st.integers(2, 8).flatmap(
+        lambda G: st.lists(st.sampled_from([0.0, 1.0]), min_size=B * G, max_size=B * G).map(
+            lambda xs: torch.tensor(xs, dtype=torch.float64).reshape(B, G)
+        )
+    )
+)
+real_2d = st.integers(1, 5).flatmap(
+    lambda B: st.integers(2, 8).flatmap(
+        lambda G: st.lists(st.floats(-10, 10, allow_nan=False), min_size=B * G, max_size=B * G).map(
+            lambda xs: torch.tensor(xs, dtype=torch.float64).reshape(B, G)
+        )
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rewards_2d, st.sampled_from(ESTIMATORS))
+def test_flat_and_matrix_layouts_agree_and_are_finite(r, method):
+    B, G = r.shape
+    out2d = compute_advantages(r, G, method)
+    flat = compute_advantages(r.reshape(-1), G, method)
+    assert out2d.shape == r.shape and flat.shape == (B * G,)
+    assert out2d.dtype == r.dtype
+    torch.testing.assert_close(out2d.reshape(-1), flat)
+    assert torch.isfinite(out2d).all()
+    # the [B, G] layout infers G when group_size is None
+    torch.testing.assert_close(compute_advantages(r, None, method), out2d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(real_2d, st.floats(-5, 5), st.floats(0.5, 5))
+def test_grpo_shift_and_scale_invariant_per_group(r, shift, scale):
+    G = r.shape[1]
+    base = A.grpo(r, G, eps=0.0)
+    moved = A.grpo(r * scale + shift, G, eps=0.0)
+    ok = r.std(dim=1) > 1e-3  # exact invariance needs eps = 0 and a non-degenerate group
+    torch.testing.assert_close(moved[ok], base[ok], rtol=1e-6, atol=1e-6)
+    # Dr.GRPO and RLOO are shift-invariant and scale-equivariant
+    torch.testing.assert_close(A.drgrpo(r * scale + shift, G), A.drgrpo(r, G) * scale, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(A.rloo(r * scale + shift, G), A.rloo(r, G) * scale, rtol=1e-6, atol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rewards_2d)
+def test_sign_is_not_shift_invariant_and_not_zero_sum(r):
+    G = r.shape[1]
+    adv = A.sign(r, G)
+    assert torch.equal(adv, 2 * r - 1)
+    # shifted rewards are no longer 0/1: refused, not silently accepted
+    with pytest.raises(ValueError, match="0/1"):
+        A.sign(r + 0.5, G)
+    homog = (r == r[:, :1]).all(dim=1)
+    assert (adv[homog].sum(dim=1).abs() == G).all()  # a degenerate group still carries signal
+    for m in ("grpo", "drgrpo", "rloo", "dapo"):  # the group-centred ones are zero-sum
+        torch.testing.assert_close(compute_advantages(r, G, m).sum(dim=1), torch.zeros(r.shape[0], dtype=r.dtype),
+                                   atol=1e-9, rtol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(real_2d)
+def test_degenerate_groups_never_nan(r):
+    r = r.clone()
+    r[0] = r[0, 0]  # force one zero-variance group at an arbitrary level
+    for m in ESTIMATORS:
+        if m == "sign":
+            continue
+        adv = compute_advantages(r, r.shape[1], m)
+        assert torch.isfinite(adv).all(), m
+    # equal rewards give 0 up to the rounding of their mean (exactly 0 for 0/1 rewards)
+    torch.testing.assert_close(A.grpo(r, r.shape[1])[0], torch.zeros(r.shape[1], dtype=r.dtype), atol=1e-9, rtol=0)
+
+
+# ---------------------------------------------------------------- NaN policy
+
+
+def test_nan_is_unscored_like_trl():
+    r = torch.tensor([1.0, float("nan"), 0.0, 0.0])
+    adv = A.grpo(r, 4)
+    assert adv[1] == 0  # unscored: advantage 0
+    scored = torch.tensor([1.0, 0.0, 0.0])
+    torch.testing.assert_close(adv[[0, 2, 3]], A.grpo(scored, 3))  # statistics over the scored ones
+    torch.testing.assert_close(A.rloo(r, 4)[[0, 2, 3]], A.rloo(scored, 3))
+    torch.testing.assert_close(A.drgrpo(r, 4)[[0, 2, 3]], A.drgrpo(scored, 3))
+    assert A.sign(r, 4).tolist() == [1.0, 0.0, -1.0, -1.0]
+    assert A.dapo_keep_mask(r, 4).tolist() == [True, False, True, True]
+    for m in ESTIMATORS:
+        out = compute_advantages(r, 4, m)
+        assert torch.isfinite(out).all() and out[1] == 0, m
+    # a group with one scored completion, or none, carries no signal
+    lonely = torch.tensor([1.0, float("nan"), float("nan"), float("nan")] + [float("nan")] * 4)
+    for m in ("grpo", "drgrpo", "rloo", "dapo"):
+        assert torch.equal(compute_advantages(lonely, 4, m), torch.zeros(8)), m
+    # ...except against a virtual sample: the lone scored 1 meets a virtual 0
+    expected = (1 - 0.5) / (statistics.stdev([1.0, 0.0]) + EPS)
+    assert compute_advantages(lonely, 4, "avspo_code")[0].item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_nan_policy_raise():
+    with pytest.raises(ValueError, match="NaN at flat positions \\[1\\]"):
+        A.grpo(torch.tensor([1.0, float("nan"), 0.0, 0.0]), 4, nan_policy="raise")
+    with pytest.raises(ValueError, match="nan_policy"):
+        A.grpo(torch.zeros(4), 4, nan_policy="ignore")
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("method", ESTIMATORS)
+def test_bad_group_sizes(method):
+    with pytest.raises(ValueError, match="not divisible by group_size=4"):
+        compute_advantages(torch.zeros(10), 4, method)
+    with pytest.raises(ValueError, match="group_size must be >= 2"):
+        compute_advantages(torch.zeros(4), 1, method)
+    with pytest.raises(ValueError, match="G=4, but group_size=8"):
+        compute_advantages(torch.zeros(2, 4), 8, method)
+    with pytest.raises(ValueError, match="1-D .* or 2-D"):
+        compute_advantages(torch.zeros(2, 2, 2), 2, method)
+    with pytest.raises(ValueError, match="inf"):
+        compute_advantages(torch.tensor([0.0, float("inf")]), 2, method)
+    with pytest.raises(ValueError, match="empty"):
+        compute_advantages(torch.zeros(0), 2, method)
+    with pytest.raises(ValueError, match="group_size is required"):
+        compute_advantages(torch.zeros(4), None, method)
+
+
+def test_sign_names_offending_values_and_thresholds_explicitly():
+    with pytest.raises(ValueError, match=r"0/1 rewards; got 2 other values, e\.g\. \[0\.5, 2\.0\]"):
+        A.sign(torch.tensor([0.0, 0.5, 1.0, 2.0]), 4)
+    assert A.sign(torch.tensor([0.0, 0.5, 1.0, 2.0]), 4, threshold=0.5).tolist() == [-1, 1, 1, 1]
+
+
+def test_unknown_method_and_non_numeric():
+    with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'"):
+        compute_advantages(torch.zeros(4), 2, "ppo")
+    with pytest.raises(TypeError):
+        compute_advantages(["a", "b"], 2, "grpo")
+
+
+def test_lists_and_ints_are_accepted_as_float():
+    out = compute_advantages([1, 0, 0, 0], 4, "drgrpo")
+    assert out.dtype == torch.get_default_dtype()
+    torch.testing.assert_close(out, torch.tensor([0.75, -0.25, -0.25, -0.25]))

@@ -1,0 +1,71 @@
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grpo_lab.passk import maj_at_k, naive_best_of_k, pass_at_k, pass_at_k_curve
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
+def test_pass_at_k_equals_combinatorial_form(nck):
+    n, c, k = nck
+    exact = 1 - comb(n - c, k) / comb(n, k)
+    assert pass_at_k(n, c, k) == pytest.approx(exact, abs=1e-12)
+
+
+def test_pass_at_k_vectorised_and_edges():
+    out = pass_at_k(np.array([10, 10, 10, 5]), np.array([0, 3, 10, 5]), 5)
+    np.testing.assert_allclose(out, [0.0, 1 - comb(7, 5) / comb(10, 5), 1.0, 1.0])
+    assert pass_at_k(200, 100, 1) == pytest.approx(0.5)
+    # big n stays stable (the naive ratio of binomials overflows floats)
+    assert 0 < pass_at_k(5000, 3, 100) < 1
+
+
+def test_pass_at_k_bad_input():
+    with pytest.raises(ValueError, match="at least k=5 samples.*n=3"):
+        pass_at_k(3, 1, 5)  # the reference snippet would silently say 1.0
+    with pytest.raises(ValueError, match="c > n"):
+        pass_at_k(4, 5, 2)
+    with pytest.raises(ValueError, match="c \\(correct samples\\) must be >= 0"):
+        pass_at_k(4, -1, 2)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        pass_at_k(4, 1, 0)
+    with pytest.raises(TypeError):
+        pass_at_k(4, 1, 2.0)
+    with pytest.raises(ValueError, match="whole numbers"):
+        pass_at_k(4.5, 1, 2)
+
+
+def test_curve_is_monotone_with_bootstrap_band():
+    rng = np.random.default_rng(1)
+    n = np.full(300, 16)
+    c = rng.binomial(16, rng.beta(0.3, 1.0, size=300))
+    curve = pass_at_k_curve(n, c, [1, 2, 4, 8, 16], n_boot=300)
+    assert np.all(np.diff(curve.mean) >= 0)
+    assert np.all(curve.lo <= curve.mean + 1e-12) and np.all(curve.mean <= curve.hi + 1e-12)
+    assert curve.mean[0] == pytest.approx((c / 16).mean())
+    assert curve.hi[0] - curve.lo[0] > 0
+
+
+def test_naive_best_of_k_underestimates():
+    correct = [[1] + [0] * 7] * 50
+    naive = naive_best_of_k(correct, 4, n_boot=4000)
+    unbiased = pass_at_k(8, 1, 4)  # 0.5
+    assert naive == pytest.approx(1 - (7 / 8) ** 4, abs=0.01)
+    assert naive < unbiased - 0.05
+
+
+def test_maj_at_k():
+    answers = [["3", "3", "4", None], ["1", "2", "2", "2"], [None, None, None, None]]
+    refs = ["3", "1", "5"]
+    full = maj_at_k(answers, refs, 4)
+    np.testing.assert_allclose(full, [1.0, 0.0, 0.0])
+    sub = maj_at_k(answers, refs, 1, n_resamples=2000)
+    assert sub[0] == pytest.approx(0.5, abs=0.05)  # one vote: right when "3" is drawn
+    with pytest.raises(ValueError, match="at least k=5"):
+        maj_at_k(answers, refs, 5)
+    with pytest.raises(ValueError, match="3 answer lists but 2 references"):
+        maj_at_k(answers, refs[:2], 2)
