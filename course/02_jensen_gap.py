@@ -1,0 +1,138 @@
+# %% [markdown]
+# # 02 — The Jensen gap: many prompts starve more than one average prompt
+#
+# A training batch mixes prompts with different success probabilities $p_x$. The fraction of
+# degenerate groups is $\mathbb{E}_x[p_x^G + (1-p_x)^G]$. The i.i.d. guess plugs in the mean
+# success rate $\bar p$ instead. Because $f(p) = p^G + (1-p)^G$ is convex,
+# **Jensen's inequality** says the real rate is at least the guess — and for the spread-out
+# populations small models produce, much more (arXiv 2605.07689).
+
+# %%
+import numpy as np
+import torch
+
+import grpo_lab as gl
+from grpo_lab import checks, viz
+from grpo_lab.simulator import sample_success_rates
+
+N = 200_000  # prompts drawn from each population
+
+# %% [exercise-md]
+# ### Exercise 02.1 — real against i.i.d.
+# Write `my_real_and_iid(p, G)` for a 1-D tensor of per-prompt success rates `p`: return the
+# pair `(real, iid)` = (mean of $p^G + (1-p)^G$, the same formula at the mean $\bar p$).
+
+# %% [exercise]
+def my_real_and_iid(p, G):
+    ### BEGIN SOLUTION
+    real = (p**G + (1 - p) ** G).mean()
+    pbar = p.mean()
+    return float(real), float(pbar**G + (1 - pbar) ** G)
+    ### END SOLUTION
+
+# %% [check]
+checks.check_real_and_iid(my_real_and_iid)
+
+# %% [markdown]
+# ## 1. Three populations with the same kind of mean, very different starvation
+
+# %%
+G = 4
+populations = {
+    "uniform": sample_success_rates("uniform", N, seed=1),
+    "Beta(0.5, 0.5)": sample_success_rates("beta", N, seed=2, a=0.5, b=0.5),
+    "bimodal (50% never solved)": sample_success_rates("bimodal", N, seed=3, zero_frac=0.5),
+}
+gaps = {name: gl.jensen_gap(p, G) for name, p in populations.items()}
+for name, j in gaps.items():
+    print(f"{name:28s} mean p {j.mean_p:.3f}  real {j.real:.3f}  i.i.d. {j.iid:.3f}  gap {j.gap:+.3f}"
+          f"  (all-fail {j.real_all_fail:.3f} vs {j.iid_all_fail:.3f})")
+viz.jensen_bars(gaps)
+
+# %%
+assert all(j.gap > 0 for j in gaps.values())  # Jensen: real >= i.i.d., strictly for spread-out p
+bimodal = gaps["bimodal (50% never solved)"]
+excess_fail = bimodal.real_all_fail - bimodal.iid_all_fail
+print(f"bimodal: {excess_fail / bimodal.gap:.0%} of the gap is excess all-fail groups")
+assert excess_fail > 0.5 * bimodal.gap  # most of the excess is all-fail groups
+assert gaps["Beta(0.5, 0.5)"].gap > gaps["uniform"].gap  # mass at the extremes widens the gap
+
+# %% [markdown]
+# ## 2. The regime arXiv 2605.07689 reports
+#
+# The paper reports, for a small model on GSM8K: at **G = 2, 0.90 of groups degenerate against
+# 0.56 predicted** by the i.i.d. formula, with **57.5% of prompts at p = 0**; and **0.69 at G = 4**.
+#
+# Can one population explain these? Take a mass $w = 0.575$ at p = 0 and a Beta(a, b) for the
+# rest, and fit (a, b) by moments to the G = 2 figures:
+# - i.i.d. 0.56 fixes the overall mean: $\bar p^2 + (1-\bar p)^2 = 0.56 \Rightarrow \bar p = 0.5 - \sqrt{0.03}$;
+# - real 0.90 fixes $\mathbb{E}[p(1-p)]$ on the solved part, since $p^2 + (1-p)^2 = 1 - 2p(1-p)$.
+
+# %%
+w, real2, iid2 = 0.575, 0.90, 0.56
+pbar = 0.5 - np.sqrt(iid2 / 2 - 0.25)
+m = pbar / (1 - w)  # mean p among prompts that are sometimes solved
+e_pq = (1 - (real2 - w) / (1 - w)) / 2  # E[p(1-p)] among them
+var = m - e_pq - m * m
+s = m * (1 - m) / var - 1
+a, b = m * s, (1 - m) * s
+print(f"fitted: {w:.1%} at p = 0, the rest Beta({a:.2f}, {b:.2f})")
+
+rng = np.random.default_rng(4)
+p_fit = np.where(rng.random(N) < w, 0.0, rng.beta(a, b, N))
+fit = {G_: gl.jensen_gap(p_fit, G_) for G_ in (2, 4, 8, 16)}
+for G_, j in fit.items():
+    print(f"G={G_:2d}: real {j.real:.3f}  i.i.d. {j.iid:.3f}")
+
+# %%
+# the fit reproduces the G = 2 figures it was fitted to (Monte Carlo over 200,000 prompts)
+assert abs(fit[2].real - 0.90) < 0.005 and abs(fit[2].iid - 0.56) < 0.005
+pred4 = fit[4].real
+print(f"predicted at G = 4: {pred4:.3f}; reported: 0.69")
+
+# %% [markdown]
+# **Finding.** The population that reproduces the G = 2 figures predicts a degenerate fraction
+# of about 0.82 at G = 4 — well above the 0.69 reported. So the paper's two figures cannot
+# come from one fixed population of prompts. A reading consistent with both (our hypothesis,
+# not something the paper states): the figures were taken at different points of training,
+# or on different runs, with fewer never-solved prompts in the G = 4 run. Keeping the Beta part
+# fixed, the never-solved share that gives 0.69 at G = 4 is computed below.
+
+# %%
+beta_part = gl.jensen_gap(rng.beta(a, b, N), 4).real  # E[p^4 + (1-p)^4] on the solved part
+w4 = (0.69 - beta_part) / (1 - beta_part)
+p_alt = np.where(rng.random(N) < w4, 0.0, rng.beta(a, b, N))
+alt = gl.jensen_gap(p_alt, 4)
+print(f"{w4:.1%} never solved + the same Beta: real {alt.real:.3f} at G = 4 (i.i.d. {alt.iid:.3f})")
+assert pred4 > 0.69 + 0.08  # the single-population reading overshoots the reported 0.69
+assert abs(alt.real - 0.69) < 0.005 and 0.2 < w4 < 0.35
+
+# %% [markdown]
+# ## 3. What a larger G buys, and what it costs
+#
+# A larger group starves less, but every group costs G samples. The right panel is the number
+# of samples spent per *informative* (mixed) group: $G / (1 - \text{rate})$.
+
+# %%
+Gs = np.array([2, 4, 8, 16, 32, 64])
+curves = {
+    "paper-like fit": [gl.jensen_gap(p_fit, int(g)).real for g in Gs],
+    "uniform": [gl.jensen_gap(populations["uniform"], int(g)).real for g in Gs],
+}
+for g, r in zip(Gs, curves["paper-like fit"]):
+    print(f"G={g:2d}: degenerate {r:.3f}, samples per informative group {g / (1 - r):6.1f}")
+viz.rate_vs_group_size(Gs, curves)
+
+# %%
+rates = np.array(curves["paper-like fit"])
+assert np.all(np.diff(rates) < 0)  # larger G always starves less ...
+assert rates[-1] > w  # ... but never below the never-solved share: no G rescues p = 0
+cost = Gs / (1 - rates)
+assert cost[-1] > cost[1]  # and informative groups get more expensive in samples at large G
+
+# %% [markdown]
+# **What we measured:** for three populations the real degenerate fraction exceeds the i.i.d.
+# prediction at G = 4, by the most for the bimodal one, and the excess is in all-fail groups.
+# A population fitted to the paper's G = 2 figures (57.5% never solved + Beta(1.51, 0.45))
+# predicts ≈ 0.82 at G = 4, not the reported 0.69; about 28% never-solved prompts would give
+# 0.69. No group size moves the rate below the never-solved share.

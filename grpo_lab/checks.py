@@ -1,0 +1,131 @@
+"""Self-checks for the course's exercises: each says exactly what differs, or that all is well.
+
+A check calls the student's function on cases with known answers (from the library's
+reference implementation, itself tested against closed forms) and raises
+``AssertionError`` naming the first case that differs, e.g.
+``group 0 (k=0 of G=4, all wrong) should get -1 under sign; your function gave 0``.
+On success it prints one line with the number of cases checked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .advantages import compute_advantages
+from .simulator import policy_gradient
+from .starvation import degeneracy_rate, jensen_gap
+
+
+def _fmt(x) -> str:
+    return f"{float(x):.4g}"
+
+
+def _ok(name: str, n: int) -> None:
+    print(f"✓ {name}: all {n} cases match the reference")
+
+
+def check_degeneracy_rate(fn) -> None:
+    """Exercise 01.1: ``fn(p, G)`` must return ``p**G + (1 - p)**G``."""
+    n = 0
+    for G in (1, 2, 4, 8):
+        for p in (0.0, 0.1, 0.5, 0.9, 1.0):
+            got, want = fn(p, G), degeneracy_rate(p, G)
+            n += 1
+            if got is None or not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+                raise AssertionError(f"degeneracy_rate(p={p}, G={G}) should be {_fmt(want)}; your function gave {got}")
+    _ok("degeneracy_rate", n)
+
+
+def check_real_and_iid(fn) -> None:
+    """Exercise 02.1: ``fn(p, G)`` returns ``(real, iid)`` degeneracy for per-prompt rates ``p``."""
+    cases = [([0.0, 0.0, 0.5, 1.0], 2), ([0.2] * 5, 4), ([0.0] * 575 + [0.5] * 425, 2), ([0.1, 0.9], 8)]
+    for p, G in cases:
+        real, iid = fn(torch.tensor(p, dtype=torch.float64), G)
+        ref = jensen_gap(p, G)
+        for label, got, want in (("real", real, ref.real), ("iid", iid, ref.iid)):
+            if not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+                raise AssertionError(f"{label} degeneracy for p={p[:4]}{'...' if len(p) > 4 else ''}, G={G} "
+                                     f"should be {_fmt(want)}; your function gave {_fmt(got)}")
+    _ok("real_and_iid", len(cases))
+
+
+def _describe(k: int, G: int) -> str:
+    kind = "all wrong" if k == 0 else "all right" if k == G else "mixed"
+    return f"k={k} of G={G}, {kind}"
+
+
+def check_estimator(fn, method: str, **options) -> None:
+    """Exercise 03.1: ``fn(rewards [B, G], G)`` must equal ``compute_advantages(.., method)``.
+
+    The cases are every composition of k successes out of G for G = 2, 4, 8, one group each.
+    """
+    n = 0
+    for G in (2, 4, 8):
+        r = torch.tensor([[1.0] * k + [0.0] * (G - k) for k in range(G + 1)])
+        want = compute_advantages(r, G, method, **options)
+        got = fn(r.clone(), G)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            raise AssertionError(f"for rewards of shape {tuple(r.shape)} your function should return a tensor of the "
+                                 f"same shape; it gave {type(got).__name__} "
+                                 f"{tuple(got.shape) if isinstance(got, torch.Tensor) else ''}")
+        bad = ~torch.isclose(got.to(want.dtype), want, rtol=1e-4, atol=1e-6)
+        if bad.any():
+            k, i = (int(x) for x in torch.nonzero(bad)[0])
+            raise AssertionError(f"group {k} ({_describe(k, G)}) should get {_fmt(want[k, i])} under {method} for "
+                                 f"completion {i} (reward {int(r[k, i])}); your function gave {_fmt(got[k, i])}")
+        n += G + 1
+    _ok(f"{method} estimator", n)
+
+
+def pass_at_G_gradient(logits: torch.Tensor, G: int) -> torch.Tensor:
+    """``grad_logits pass@G`` for a softmax policy with answer 0 correct: ``pass@G = 1 - (1 - pi_0)**G``."""
+    z = logits.detach().clone().requires_grad_(True)
+    p = torch.softmax(z, dim=-1)[..., 0]
+    (1 - (1 - p) ** G).sum().backward()
+    return z.grad
+
+
+def check_failure_descent(fn, G: int = 4, rtol: float = 0.08) -> None:
+    """Exercise 03.2: ``fn(logits, G, n_groups, generator)`` returns a Monte Carlo estimate of the
+    expected gradient (w.r.t. ``logits``) of the Sign loss restricted to all-fail groups.
+
+    The identity (arXiv 2605.07689): it equals ``-(1/G) * grad pass@G``. Checked to a
+    relative tolerance ``rtol`` of the gradient's norm, with 200,000 sampled groups.
+    """
+    logits = torch.tensor([-1.0, 0.3, 0.0, -0.5], dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    got = fn(logits, G, 200_000, gen)
+    want = -pass_at_G_gradient(logits, G) / G
+    err = float(torch.linalg.vector_norm(got - want) / torch.linalg.vector_norm(want))
+    if not err <= rtol:
+        raise AssertionError(f"your gradient {[round(float(x), 4) for x in got]} differs from -(1/G) grad pass@G = "
+                             f"{[round(float(x), 4) for x in want]} by {err:.1%} of its norm (allowed {rtol:.0%})")
+    print(f"✓ failure descent: Monte Carlo gradient within {err:.1%} of -(1/G) grad pass@G (allowed {rtol:.0%})")
+
+
+def check_policy_gradient(fn) -> None:
+    """Exercise 04.1: ``fn(logits [P, A], actions [P, G], adv [P, G])`` is the tabular REINFORCE direction.
+
+    Compared against autograd of ``(1/G) sum_i A_i log softmax(logits)[a_i]``.
+    """
+    gen = torch.Generator().manual_seed(0)
+    P, A, G = 5, 4, 6
+    logits = torch.randn(P, A, generator=gen, dtype=torch.float64)
+    actions = torch.randint(0, A, (P, G), generator=gen)
+    adv = torch.randn(P, G, generator=gen, dtype=torch.float64)
+    z = logits.clone().requires_grad_(True)
+    (torch.log_softmax(z, 1).gather(1, actions) * adv).sum().div(G).backward()
+    want = z.grad
+    assert torch.allclose(policy_gradient(logits, actions, adv), want)  # the reference agrees with autograd
+    got = fn(logits.clone(), actions.clone(), adv.clone())
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        raise AssertionError(f"expected a [{P}, {A}] tensor; your function gave "
+                             f"{tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}")
+    bad = ~torch.isclose(got, want, rtol=1e-6, atol=1e-9)
+    if bad.any():
+        p, a = (int(x) for x in torch.nonzero(bad)[0])
+        raise AssertionError(f"prompt {p}, answer {a}: the gradient should be {_fmt(want[p, a])}; "
+                             f"your function gave {_fmt(got[p, a])}")
+    _ok("policy_gradient", P * A)

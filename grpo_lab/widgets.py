@@ -1,0 +1,66 @@
+"""Interactive explorers: thin ipywidgets wrappers around :mod:`grpo_lab.viz` (notebook 01).
+
+Every explorer first displays a static figure for its initial values, so a notebook
+executed headless (nbval, CI, a rendered page) still shows the plot; in a live kernel
+the sliders below it redraw.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import viz
+from .advantages import ESTIMATORS
+
+
+def _sample_groups(p: float, G: int, n_groups: int, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.rand(n_groups, G, generator=gen) < p).float().reshape(-1)
+
+
+def bandit_figure(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: int = 4, seed: int = 0):
+    """The explorer's figure: ``n_groups`` sampled groups and their advantages under ``method``."""
+    r = _sample_groups(p, G, n_groups, seed)
+    return viz.group_advantages(r, G, methods=(method,))
+
+
+def bandit_explorer(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: int = 4, seed: int = 0):
+    """Sliders for p, G and the estimator over :func:`bandit_figure`. Returns the widget."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    display(bandit_figure(p, G, method, n_groups, seed))  # the static figure, for headless runs
+    out = w.Output()
+
+    def redraw(p, G, method, seed):
+        out.clear_output(wait=True)
+        with out:
+            display(bandit_figure(p, G, method, n_groups, seed))
+
+    controls = w.interactive(
+        redraw,
+        p=w.FloatSlider(value=p, min=0.0, max=1.0, step=0.05, description="p"),
+        G=w.IntSlider(value=G, min=2, max=16, description="G"),
+        method=w.Dropdown(options=[m for m in ESTIMATORS], value=method, description="estimator"),
+        seed=w.IntSlider(value=seed, min=0, max=20, description="seed"),
+    )
+    return w.VBox([controls, out])
+
+
+def degeneracy_explorer(G: int = 4):
+    """A G slider over :func:`grpo_lab.viz.degeneracy_vs_p`. Returns the widget."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    display(viz.degeneracy_vs_p(G))
+    out = w.Output()
+
+    def redraw(G):
+        out.clear_output(wait=True)
+        with out:
+            display(viz.degeneracy_vs_p(G))
+
+    return w.VBox([w.interactive(redraw, G=w.IntSlider(value=G, min=1, max=32)), out])
+
+
+__all__ = ["bandit_explorer", "bandit_figure", "degeneracy_explorer"]

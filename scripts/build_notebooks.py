@@ -1,0 +1,194 @@
+"""Build notebooks/, exercises/ and solutions/ from the single sources in course/.
+
+    python scripts/build_notebooks.py          # write the notebooks and the README table
+    python scripts/build_notebooks.py --check  # exit 1 and list what differs (tests/test_course_sync.py)
+
+Source format (``course/NN_name.py``): cells start with a marker line.
+
+- ``# %% [markdown]``  markdown, every line prefixed with ``# `` (or a bare ``#``);
+- ``# %%``             code;
+- ``# %% [exercise-md]`` markdown shown in exercises/ and solutions/ only;
+- ``# %% [exercise]``  code shown in exercises/ and solutions/ only. The lines between
+  ``### BEGIN SOLUTION`` and ``### END SOLUTION`` are the solution; in exercises/ they
+  become ``raise NotImplementedError(...)`` at the same indentation;
+- ``# %% [check]``     code (a grpo_lab.checks call) in exercises/ and solutions/ only.
+
+notebooks/ holds the lesson alone; exercises/ the lesson with stubs; solutions/ the lesson
+with the stubs filled in. Every notebook starts with a Colab badge and a Colab-only install
+cell, both derived from grpo_lab/project.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from grpo_lab import project  # noqa: E402
+
+COURSE = ROOT / "course"
+TARGETS = ("notebooks", "exercises", "solutions")
+MARKER = re.compile(r"^# %%(?: \[(markdown|exercise-md|exercise|check)\])?\s*$")
+README_BEGIN, README_END = "<!-- notebook-table:begin -->", "<!-- notebook-table:end -->"
+
+
+def parse(source: str) -> list[tuple[str, str]]:
+    cells, kind, lines = [], None, []
+    for line in source.splitlines():
+        m = MARKER.match(line)
+        if m:
+            if kind is not None:
+                cells.append((kind, "\n".join(lines).strip("\n")))
+            kind, lines = m.group(1) or "code", []
+        elif kind is None:
+            if line.strip():
+                raise ValueError(f"text before the first cell marker: {line!r}")
+        else:
+            lines.append(line)
+    if kind is not None:
+        cells.append((kind, "\n".join(lines).strip("\n")))
+    return cells
+
+
+def markdown(text: str) -> str:
+    out = []
+    for line in text.splitlines():
+        if line == "#":
+            out.append("")
+        elif line.startswith("# "):
+            out.append(line[2:])
+        else:
+            raise ValueError(f"markdown line without '# ' prefix: {line!r}")
+    return "\n".join(out)
+
+
+def stub(code: str, name: str) -> str:
+    out, inside = [], False
+    for line in code.splitlines():
+        s = line.strip()
+        if s == "### BEGIN SOLUTION":
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f'{indent}raise NotImplementedError("exercise {name}: replace this line with your code")')
+            inside = True
+        elif s == "### END SOLUTION":
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"exercise {name}: BEGIN SOLUTION without END SOLUTION")
+    return "\n".join(out)
+
+
+def solution(code: str) -> str:
+    return "\n".join(line for line in code.splitlines() if line.strip() not in ("### BEGIN SOLUTION",
+                                                                                 "### END SOLUTION"))
+
+
+def header(target: str, stem: str, title: str) -> list:
+    path = f"{target}/{stem}.ipynb"
+    badge = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
+             f"  \n*{ {'notebooks': 'Lesson', 'exercises': 'Exercises', 'solutions': 'Solutions'}[target] }* — {title}")
+    install = (
+        "# On Colab, install grpo_lab first; elsewhere it is already installed (pip install -e \".[dev]\").\n"
+        "import sys\n"
+        "if \"google.colab\" in sys.modules:\n"
+        "    import subprocess\n"
+        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{project.pip_spec()}\"], check=True)"
+    )
+    return [nbformat.v4.new_markdown_cell(badge), nbformat.v4.new_code_cell(install)]
+
+
+def title_of(cells) -> str:
+    for kind, text in cells:
+        if kind == "markdown":
+            first = markdown(text).splitlines()[0]
+            return first.lstrip("# ").strip()
+    raise ValueError("a course source needs a markdown title")
+
+
+def build(src: Path) -> dict[str, nbformat.NotebookNode]:
+    cells = parse(src.read_text())
+    title = title_of(cells)
+    out = {}
+    n_ex = 0
+    for target in TARGETS:
+        nb = nbformat.v4.new_notebook()
+        nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                       "language_info": {"name": "python"}}
+        nb.cells = header(target, src.stem, title)
+        n_ex = 0
+        for kind, text in cells:
+            if kind in ("exercise-md", "exercise", "check") and target == "notebooks":
+                continue
+            if kind in ("markdown", "exercise-md"):
+                nb.cells.append(nbformat.v4.new_markdown_cell(markdown(text)))
+            elif kind == "exercise":
+                n_ex += 1
+                name = f"{src.stem[:2]}.{n_ex}"
+                nb.cells.append(nbformat.v4.new_code_cell(stub(text, name) if target == "exercises"
+                                                          else solution(text)))
+            else:
+                nb.cells.append(nbformat.v4.new_code_cell(text))
+        for i, cell in enumerate(nb.cells):  # stable ids, so a rebuild is byte-identical
+            cell["id"] = f"{src.stem[:2]}-{i:03d}"
+        out[target] = nb
+    if n_ex == 0:
+        raise ValueError(f"{src.name} has no exercise")
+    return out
+
+
+def readme_table(sources) -> str:
+    rows = ["| # | lesson | exercises | solutions |", "|---|---|---|---|"]
+    for src in sources:
+        title = title_of(parse(src.read_text()))
+        links = []
+        for target in TARGETS:
+            path = f"{target}/{src.stem}.ipynb"
+            links.append(f"[{target[:-1] if target != 'notebooks' else 'notebook'}]({path}) "
+                         f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})")
+        rows.append(f"| {src.stem[:2]} | {title} | " + " | ".join(links[1:]) + " |")
+        rows[-1] = rows[-1].replace(f"| {title} |", f"| {title} — {links[0]} |", 1)
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    args = ap.parse_args(argv)
+    sources = sorted(COURSE.glob("[0-9][0-9]_*.py"))
+    expected: dict[Path, str] = {}
+    for src in sources:
+        for target, nb in build(src).items():
+            expected[ROOT / target / f"{src.stem}.ipynb"] = nbformat.writes(nb) + "\n"
+    readme = (ROOT / "README.md").read_text()
+    if README_BEGIN not in readme or README_END not in readme:
+        raise SystemExit("README.md lacks the notebook-table markers")
+    before, rest = readme.split(README_BEGIN, 1)
+    _, after = rest.split(README_END, 1)
+    expected[ROOT / "README.md"] = f"{before}{README_BEGIN}\n{readme_table(sources)}\n{README_END}{after}"
+    stale = [p for p, text in expected.items() if not p.exists() or p.read_text() != text]
+    for target in TARGETS:  # generated notebooks without a source are stale too
+        for p in (ROOT / target).glob("*.ipynb"):
+            if p not in expected:
+                stale.append(p)
+    if args.check:
+        for p in stale:
+            print(f"out of date: {p.relative_to(ROOT)}")
+        return 1 if stale else 0
+    for p, text in expected.items():
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(text)
+    for p in stale:
+        if p not in expected:
+            p.unlink()
+    print(f"built {len(sources)} sources into {', '.join(TARGETS)}; README table updated")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

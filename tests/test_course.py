@@ -1,0 +1,65 @@
+"""The course: generated notebooks in sync with course/, exercises fail only at their stubs, checks catch errors."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from nbclient import NotebookClient
+
+from grpo_lab import checks, project
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_generated_notebooks_match_their_sources():
+    out = subprocess.run([sys.executable, "scripts/build_notebooks.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, "run `python scripts/build_notebooks.py` and commit:\n" + out.stdout + out.stderr
+
+
+def test_every_notebook_has_badge_and_colab_install():
+    for target in ("notebooks", "exercises", "solutions"):
+        paths = sorted((ROOT / target).glob("*.ipynb"))
+        assert len(paths) >= 4, target
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            assert project.colab_url(f"{target}/{path.name}") in nb.cells[0].source
+            assert "google.colab" in nb.cells[1].source and project.pip_spec() in nb.cells[1].source
+    readme = (ROOT / "README.md").read_text()
+    assert project.colab_url("notebooks/01_bernoulli_bandit.ipynb") in readme
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*.ipynb")), ids=lambda p: p.name)
+def test_exercises_fail_only_with_their_stubs(path):
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, resources={
+        "metadata": {"path": str(path.parent)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    stubs = [c for c in nb.cells if c.cell_type == "code" and "raise NotImplementedError" in c.source]
+    assert stubs, "an exercise notebook without a stub"
+    assert errors, "the stubs should raise"
+    others = [f"{o.ename}: {o.evalue}" for o in errors if o.ename != "NotImplementedError"]
+    assert not others, others
+
+
+def test_checks_say_exactly_what_differs():
+    with pytest.raises(AssertionError, match=r"degeneracy_rate\(p=0.0, G=1\) should be 1; your function gave 0"):
+        checks.check_degeneracy_rate(lambda p, G: p**G)
+
+    def sign_forgetting_failures(r, G):
+        return r.clone()  # 0 for a failure instead of -1
+
+    with pytest.raises(AssertionError, match=r"group 0 \(k=0 of G=2, all wrong\) should get -1 under sign for "
+                                             r"completion 0 \(reward 0\); your function gave 0"):
+        checks.check_estimator(sign_forgetting_failures, "sign")
+    with pytest.raises(AssertionError, match="should return a tensor of the same shape"):
+        checks.check_estimator(lambda r, G: r.sum(1), "rloo")
+    with pytest.raises(AssertionError, match="real degeneracy"):
+        checks.check_real_and_iid(lambda p, G: (0.0, 0.0))
+    with pytest.raises(AssertionError, match="differs from -\\(1/G\\) grad pass@G"):
+        checks.check_failure_descent(lambda z, G, n, g: torch.zeros_like(z))
+    with pytest.raises(AssertionError, match="prompt 0, answer 0"):
+        checks.check_policy_gradient(lambda z, a, adv: torch.zeros_like(z))
