@@ -101,18 +101,17 @@ def sign(rewards, group_size: int | None = None, *, threshold: float | None = No
             raise ValueError(f"threshold must be finite, got {threshold}")
         binary = (v >= threshold).to(v.dtype)
     else:
-        # r * (1 - r) is 0 exactly for r in {0, 1}: one fused pass instead of two comparisons
-        off = (v * (1 - v)).abs_().sum() if g.valid is None else torch.nan
-        if not off == 0:
+        # r * (1 - r) is 0 exactly for r in {0, 1}: one fused pass, then a detailed scan only if needed
+        if g.valid is not None or bool((v * (1 - v)).abs_().sum() != 0):
             bad = ~((v == 0) | (v == 1))
             if g.valid is not None:
                 bad &= g.valid
-        if not off == 0 and bool(bad.any()):
-            offending = torch.unique(v[bad])[:8].tolist()
-            raise ValueError(
-                f"the sign estimator needs 0/1 rewards; got {int(bad.sum())} other values, e.g. {offending}. "
-                "Pass threshold=... to binarise explicitly."
-            )
+            if bool(bad.any()):
+                offending = torch.unique(v[bad])[:8].tolist()
+                raise ValueError(
+                    f"the sign estimator needs 0/1 rewards; got {int(bad.sum())} other values, e.g. {offending}. "
+                    "Pass threshold=... to binarise explicitly."
+                )
         binary = v
     return _finish(g, binary.mul(2.0).sub_(1.0))
 
