@@ -5,7 +5,7 @@ sample G answers per prompt, reward 1 for the correct one, turn rewards into
 advantages with any estimator from :mod:`grpo_lab.advantages`, and take an exact
 REINFORCE step on the logits. For a tabular softmax the score function is closed form,
 ``grad log pi(a) = onehot(a) - pi``, so no autograd is needed and 10,000 prompts x G = 8
-x 200 steps take seconds (benchmarks/bench_simulator.py).
+x 200 steps take about a second (benchmarks/bench_course.py).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def policy_gradient(logits: torch.Tensor, actions: torch.Tensor, adv: torch.Tens
     ``grad log pi(a) = onehot(a) - pi``: the result is ``(scatter(A) - (sum A) * pi) / G``.
     The exercise of notebook 04.
     """
-    P, G = actions.shape
+    G = actions.shape[1]
     pi = torch.softmax(logits, dim=1)
     hits = torch.zeros_like(logits).scatter_add_(1, actions, adv.to(logits.dtype))
     return (hits - adv.sum(dim=1, keepdim=True).to(logits.dtype) * pi) / G
@@ -104,13 +104,13 @@ def simulate(p0, config: SimConfig) -> SimResult:
     controller = AVSPOController() if config.method == "avspo" else None
     rec = {k: [] for k in ("steps", "success", "all_fail", "all_pass", "update_norm")}
     p_initial = torch.softmax(logits, 1)[:, 0].numpy().copy()
+    opts = dict(config.estimator_options)
+    if controller is not None:
+        opts["controller"] = controller
     for t in range(config.steps):
         pi = torch.softmax(logits, dim=1)
         actions = torch.multinomial(pi, config.G, replacement=True, generator=gen)
         rewards = (actions == 0).to(logits.dtype)
-        opts = dict(config.estimator_options)
-        if controller is not None:
-            opts["controller"] = controller
         adv = compute_advantages(rewards, config.G, config.method, **opts)
         grad = policy_gradient(logits, actions, adv)
         if config.match_norm is not None:
@@ -145,10 +145,12 @@ def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
     m = float(v.mean())
     if v.size < 2:
         return m, m, m
-    # Student-t quantile without scipy: exact for the small df used here via a table, else normal
-    t_table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+    # Student-t quantile without scipy: tabulated for 95% and df < 10, the normal quantile otherwise
+    t95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
     df = v.size - 1
-    q = t_table.get(df, NormalDist().inv_cdf(0.5 + confidence / 2)) if confidence == 0.95 else \
-        NormalDist().inv_cdf(0.5 + confidence / 2)
+    if confidence == 0.95 and df in t95:
+        q = t95[df]
+    else:
+        q = NormalDist().inv_cdf(0.5 + confidence / 2)
     half = q * float(v.std(ddof=1)) / np.sqrt(v.size)
     return m, m - half, m + half

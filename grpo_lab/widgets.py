@@ -24,43 +24,40 @@ def bandit_figure(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: in
     return viz.group_advantages(r, G, methods=(method,))
 
 
-def bandit_explorer(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: int = 4, seed: int = 0):
-    """Sliders for p, G and the estimator over :func:`bandit_figure`. Returns the widget."""
+def _explorer(make_figure, **controls):
+    """Display ``make_figure(**initial values)`` statically, then return sliders that redraw it."""
     import ipywidgets as w
     from IPython.display import display
 
-    display(bandit_figure(p, G, method, n_groups, seed))  # the static figure, for headless runs
+    display(make_figure(**{name: c.value for name, c in controls.items()}))  # static figure, for headless runs
     out = w.Output()
 
-    def redraw(p, G, method, seed):
+    def redraw(**values):
         out.clear_output(wait=True)
         with out:
-            display(bandit_figure(p, G, method, n_groups, seed))
+            display(make_figure(**values))
 
-    controls = w.interactive(
-        redraw,
+    return w.VBox([w.interactive(redraw, **controls), out])
+
+
+def bandit_explorer(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: int = 4, seed: int = 0):
+    """Sliders for p, G and the estimator over :func:`bandit_figure`. Returns the widget."""
+    import ipywidgets as w
+
+    return _explorer(
+        lambda p, G, method, seed: bandit_figure(p, G, method, n_groups, seed),
         p=w.FloatSlider(value=p, min=0.0, max=1.0, step=0.05, description="p"),
         G=w.IntSlider(value=G, min=2, max=16, description="G"),
-        method=w.Dropdown(options=[m for m in ESTIMATORS], value=method, description="estimator"),
+        method=w.Dropdown(options=list(ESTIMATORS), value=method, description="estimator"),
         seed=w.IntSlider(value=seed, min=0, max=20, description="seed"),
     )
-    return w.VBox([controls, out])
 
 
 def degeneracy_explorer(G: int = 4):
     """A G slider over :func:`grpo_lab.viz.degeneracy_vs_p`. Returns the widget."""
     import ipywidgets as w
-    from IPython.display import display
 
-    display(viz.degeneracy_vs_p(G))
-    out = w.Output()
-
-    def redraw(G):
-        out.clear_output(wait=True)
-        with out:
-            display(viz.degeneracy_vs_p(G))
-
-    return w.VBox([w.interactive(redraw, G=w.IntSlider(value=G, min=1, max=32)), out])
+    return _explorer(viz.degeneracy_vs_p, G=w.IntSlider(value=G, min=1, max=32, description="G"))
 
 
 __all__ = ["bandit_explorer", "bandit_figure", "degeneracy_explorer"]

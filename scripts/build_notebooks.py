@@ -114,8 +114,9 @@ def title_of(cells) -> str:
 def build(src: Path) -> dict[str, nbformat.NotebookNode]:
     cells = parse(src.read_text())
     title = title_of(cells)
+    if not any(kind == "exercise" for kind, _ in cells):
+        raise ValueError(f"{src.name} has no exercise")
     out = {}
-    n_ex = 0
     for target in TARGETS:
         nb = nbformat.v4.new_notebook()
         nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -137,8 +138,6 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
         for i, cell in enumerate(nb.cells):  # stable ids, so a rebuild is byte-identical
             cell["id"] = f"{src.stem[:2]}-{i:03d}"
         out[target] = nb
-    if n_ex == 0:
-        raise ValueError(f"{src.name} has no exercise")
     return out
 
 
