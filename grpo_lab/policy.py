@@ -49,3 +49,133 @@ def tiny_causal_lm(tokenizer=None, hidden_size: int = 64, num_layers: int = 2, n
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Supervised warm start, shipped weights, and sampling-based evaluation (notebook 05)
+
+WEIGHTS_DIR = "weights"  # inside the package: grpo_lab/weights/tiny_lm/{config.json, model.safetensors}
+TINY_LM = dict(hidden_size=128, num_layers=2, num_heads=4, max_positions=32)
+
+
+def _encode(tokenizer, text: str) -> list[int]:
+    return tokenizer.convert_tokens_to_ids(list(text))
+
+
+def supervised_batch(tokenizer, problems):
+    """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` for prompt+answer+EOS.
+
+    Only the answer and EOS tokens are supervised (labels are -100 on the prompt and padding).
+    """
+    import torch
+
+    rows, labels = [], []
+    for p in problems:
+        prompt, answer = _encode(tokenizer, p.prompt), _encode(tokenizer, p.answer) + [tokenizer.eos_token_id]
+        rows.append(prompt + answer)
+        labels.append([-100] * len(prompt) + answer)
+    n = max(map(len, rows))
+    pad = tokenizer.pad_token_id
+    ids = torch.tensor([r + [pad] * (n - len(r)) for r in rows])
+    lab = torch.tensor([r + [-100] * (n - len(r)) for r in labels])
+    mask = torch.tensor([[1] * len(r) + [0] * (n - len(r)) for r in rows])
+    return ids, mask, lab
+
+
+def warm_start(model, tokenizer, problems, steps: int, batch_size: int = 64, lr: float = 3e-3, seed: int = 0,
+               progress: bool = False) -> list[float]:
+    """Supervised fine-tuning on ``problems`` (AdamW, ``lr`` decayed linearly to ``lr/10``); returns the losses.
+
+    Deliberately short: stopped early it leaves easy levels solved and hard ones not, the
+    spread of per-prompt success that makes GRPO starve (see ``scripts/warm_start.py``).
+    """
+    import random
+
+    import torch
+
+    if steps < 0 or batch_size < 1:
+        raise ValueError(f"steps must be >= 0 and batch_size >= 1, got {steps}, {batch_size}")
+    if not problems:
+        raise ValueError("warm_start needs at least one problem")
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    # linear decay to lr/10: the end point is then less at the mercy of the last few batches
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 1.0 - 0.9 * t / max(steps, 1))
+    model.train()
+    losses = []
+    it = range(steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="warm start")
+    for _ in it:
+        ids, mask, lab = supervised_batch(tokenizer, rng.sample(problems, min(batch_size, len(problems))))
+        loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+def sample_completions(model, tokenizer, prompts, n: int, max_new_tokens: int = 5, temperature: float = 1.0,
+                       seed: int = 0, batch_size: int = 256) -> list[list[str]]:
+    """``n`` completions per prompt (``temperature=0`` means greedy, and then ``n`` must be 1)."""
+    import torch
+
+    if temperature == 0 and n != 1:
+        raise ValueError("greedy decoding gives one completion per prompt: use n=1")
+    torch.manual_seed(seed)
+    flat = [p for p in prompts for _ in range(n)]
+    out = []
+    model.eval()
+    with torch.no_grad():
+        for i in range(0, len(flat), batch_size):
+            chunk = flat[i:i + batch_size]
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+            kw = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else \
+                dict(do_sample=False)
+            gen = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, **kw)
+            out += tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    return [out[j * n:(j + 1) * n] for j in range(len(prompts))]
+
+
+def success_counts(model, tokenizer, problems, n: int, **sample_kw):
+    """Number of correct completions out of ``n`` per problem (a numpy int array), graded by the GSM8K grader."""
+    import numpy as np
+
+    from .tasks.gsm8k import is_correct
+
+    comps = sample_completions(model, tokenizer, [p.prompt for p in problems], n, **sample_kw)
+    return np.array([sum(is_correct(c, p.answer) for c in cs) for cs, p in zip(comps, problems)])
+
+
+def save_policy(model, path) -> None:
+    """Write ``config.json`` and ``model.safetensors`` to ``path``."""
+    model.save_pretrained(str(path), safe_serialization=True)
+
+
+def load_tiny_lm(path=None):
+    """The warm-started tiny LM shipped with grpo_lab (or one saved by :func:`save_policy` at ``path``).
+
+    Returns ``(model, tokenizer)``. Reproduce the shipped weights with ``python scripts/warm_start.py``.
+    """
+    from importlib import resources
+    from pathlib import Path
+
+    from transformers import Qwen2ForCausalLM
+
+    if path is None:
+        path = Path(str(resources.files("grpo_lab") / WEIGHTS_DIR / "tiny_lm"))
+    path = Path(path)
+    if not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"no model.safetensors in {path}; run `python scripts/warm_start.py` to create it")
+    tok = char_tokenizer()
+    model = Qwen2ForCausalLM.from_pretrained(str(path))
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.eval()
+    return model, tok

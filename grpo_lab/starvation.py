@@ -186,3 +186,26 @@ def signal_kept(rewards, G: int | None = None, methods=ESTIMATORS, atol: float =
         out[m] = SignalStats(method=m, mean_abs=float(adv.abs().mean()), frac_nonzero=float(nz.float().mean()),
                              frac_groups_with_signal=float(nz.any(dim=1).float().mean()))
     return out
+
+
+def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8) -> dict:
+    """Per-batch starvation metrics that the training callback logs (introduced in notebook 05).
+
+    - ``acr``, ``all_fail``, ``all_pass``, ``mixed``: fractions of groups (:func:`collapse_rate`);
+    - ``frac_nonzero_adv``: fraction of completions whose advantage is nonzero (``|A| > atol``);
+    - ``success_hist``: number of groups with k = 0 … G correct completions (for 0/1 rewards; a group
+      with an unscored completion counts by its correct ones), or ``None`` when rewards are not 0/1.
+    """
+    g = group(rewards, G)
+    adv = torch.as_tensor(advantages, dtype=torch.float32).reshape(-1)
+    if adv.numel() != g.values.numel():
+        raise ValueError(f"got {adv.numel()} advantages for {g.values.numel()} rewards")
+    cs = collapse_rate(g.values, g.group_size)
+    vals = torch.nan_to_num(g.values, nan=0.0)
+    binary = bool(((vals == 0) | (vals == 1)).all())
+    hist = None
+    if binary:
+        k = vals.sum(dim=1).round().long()
+        hist = torch.bincount(k, minlength=g.group_size + 1).tolist()
+    return dict(acr=cs.acr, all_fail=cs.frac_all_fail, all_pass=cs.frac_all_pass, mixed=cs.mixed / cs.n_groups,
+                frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist)

@@ -19,6 +19,12 @@ from __future__ import annotations
 import torch
 
 from .advantages import ESTIMATORS, AVSPOController, compute_advantages
+from .starvation import batch_metrics
+
+try:  # transformers is optional for ``import grpo_lab``; the callback needs it
+    from transformers import TrainerCallback
+except ImportError:  # pragma: no cover
+    TrainerCallback = object
 
 
 def trainer_class(base=None):
@@ -44,6 +50,9 @@ def trainer_class(base=None):
                 self.estimator_options["controller"] = AVSPOController()
             self.last_rewards = None  # gathered rewards of the latest batch, all processes
             self.last_advantages = None  # advantages used for them, all processes
+            for cb in self.callback_handler.callbacks:
+                if isinstance(cb, StarvationCallback):
+                    cb.attached = True
 
         def _calculate_rewards(self, *args, **kwargs):
             rewards_per_func = super()._calculate_rewards(*args, **kwargs)
@@ -68,7 +77,64 @@ def trainer_class(base=None):
                 logged.pop()
             logged.extend(adv.tolist())
             self.last_rewards, self.last_advantages = rewards.detach().cpu(), adv.detach().cpu()
+            for cb in self.callback_handler.callbacks:
+                if isinstance(cb, StarvationCallback):
+                    cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
             return output
 
     GrpoLabTrainer.__name__ = GrpoLabTrainer.__qualname__ = f"GrpoLab{base.__name__}"
     return GrpoLabTrainer
+
+
+class StarvationCallback(TrainerCallback):
+    """Logs starvation metrics of every batch a :func:`trainer_class` trainer scores (notebook 05).
+
+    Per generation batch (all processes' rewards, the advantages actually used) it records
+    ``starvation/acr``, ``starvation/all_fail``, ``starvation/all_pass``, ``starvation/mixed``
+    and ``starvation/frac_nonzero_adv`` into TRL's metrics, so they are averaged over the
+    logging window and reach the trainer's logs, ``trainer_state.json`` and whatever
+    ``report_to`` names (TensorBoard, W&B, …). The per-prompt success histogram (groups with
+    k = 0 … G correct, summed over the window) is not a scalar: it goes to the JSONL file
+    and to the trainer's log history as ``starvation/success_hist``.
+
+    With ``jsonl_path``, the main process appends one JSON object per log: the trainer's
+    logs plus ``step`` and the histogram. Formulas: :func:`grpo_lab.starvation.batch_metrics`.
+    """
+
+    KEYS = ("acr", "all_fail", "all_pass", "mixed", "frac_nonzero_adv")
+
+    def __init__(self, jsonl_path=None):
+        self.jsonl_path = jsonl_path
+        self.attached = False
+        self._hist = None
+
+    def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
+        m = batch_metrics(rewards, advantages, G)
+        for k in self.KEYS:
+            trainer._metrics[mode][f"starvation/{k}"].append(m[k])
+        if m["success_hist"] is not None and mode == "train":
+            h = m["success_hist"]
+            self._hist = h if self._hist is None or len(self._hist) != len(h) else [a + b for a, b in
+                                                                                   zip(self._hist, h)]
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not self.attached:
+            raise RuntimeError("StarvationCallback needs a trainer built by grpo_lab.trl.trainer_class(); "
+                               "a stock GRPOTrainer does not report its rewards and advantages to callbacks")
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = dict(logs or {})
+        if not any(k.startswith("starvation/") for k in logs):
+            return
+        row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist}
+        if state.log_history:
+            state.log_history[-1]["starvation/success_hist"] = self._hist
+        self._hist = None
+        if self.jsonl_path is not None and state.is_world_process_zero:
+            import json
+            from pathlib import Path
+
+            path = Path(self.jsonl_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a") as f:
+                f.write(json.dumps(row) + "\n")

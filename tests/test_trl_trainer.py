@@ -53,3 +53,76 @@ def test_advantages_are_the_estimators(tmp_path, estimator):
 def test_unknown_estimator_is_refused():
     with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'"):
         trainer_class()(model=None, estimator="ppo")
+
+
+def test_starvation_callback_matches_grpo_lab_starvation(tmp_path):
+    import json
+
+    from grpo_lab.starvation import collapse_rate
+    from grpo_lab.trl import StarvationCallback
+
+    batches = [[0, 0, 0, 0, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 1, 1, 1]]
+    pattern = iter(batches)
+
+    def scripted(prompts, completions, **kwargs):
+        return [float(x) for x in next(pattern)]
+
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
+                      max_completion_length=4, max_steps=3, learning_rate=1e-3, logging_steps=1,
+                      report_to="none", use_cpu=True, save_strategy="no", seed=0)
+    cb = StarvationCallback(jsonl_path=tmp_path / "m.jsonl")
+    trainer = trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=scripted, train_dataset=ds,
+                              processing_class=tok, estimator="sign", callbacks=[cb])
+    trainer.train()
+    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert len(rows) == 3
+    for b, row, hist in zip(batches, rows, trainer.state.log_history):
+        cs = collapse_rate(torch.tensor(b, dtype=torch.float32), G)
+        for key, want in [("acr", cs.acr), ("all_fail", cs.frac_all_fail), ("all_pass", cs.frac_all_pass)]:
+            assert row[f"starvation/{key}"] == pytest.approx(want)
+            assert hist[f"starvation/{key}"] == pytest.approx(want)  # the trainer's own logs
+        assert row["starvation/frac_nonzero_adv"] == 1.0  # Sign: every completion keeps a signal
+        k = torch.tensor(b).view(-1, G).sum(1)
+        assert row["starvation/success_hist"] == torch.bincount(k, minlength=G + 1).tolist()
+        assert row["reward"] == pytest.approx(sum(b) / len(b))
+    assert rows[0]["starvation/acr"] == 0.5 and rows[1]["starvation/acr"] == 1.0 and rows[2]["starvation/acr"] == 0
+
+
+def test_starvation_callback_refuses_a_stock_trainer(tmp_path):
+    from trl import GRPOTrainer
+
+    from grpo_lab.trl import StarvationCallback
+
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": ["1+1="] * 8})
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
+                      max_completion_length=2, max_steps=1, report_to="none", use_cpu=True, save_strategy="no")
+    trainer = GRPOTrainer(model=tiny_causal_lm(tok), args=args, reward_funcs=all_fail, train_dataset=ds,
+                          processing_class=tok, callbacks=[StarvationCallback()])
+    with pytest.raises(RuntimeError, match="needs a trainer built by grpo_lab.trl.trainer_class"):
+        trainer.train()
+
+
+def test_lora_adapter_trains_with_sign(tmp_path):
+    """PEFT LoRA: only adapter weights change, and they do change on an all-fail batch under Sign."""
+    from peft import LoraConfig
+
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
+                      max_completion_length=4, max_steps=1, learning_rate=1e-2, logging_steps=1,
+                      report_to="none", use_cpu=True, save_strategy="no", seed=0)
+    trainer = trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=all_fail, train_dataset=ds,
+                              processing_class=tok, estimator="sign",
+                              peft_config=LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    assert trainer.state.log_history[0]["grad_norm"] > 0
+    after = dict(trainer.model.named_parameters())
+    lora = [n for n in before if "lora_" in n]
+    assert lora and any(not torch.equal(after[n], before[n]) for n in lora)  # adapters learned Sign's signal
+    for n in before:
+        if "lora_" not in n:  # the frozen base weights did not move
+            assert not after[n].requires_grad and torch.equal(after[n], before[n]), n
