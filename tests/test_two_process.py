@@ -1,0 +1,59 @@
+"""Scale-out through accelerate: two CPU processes give every completion the advantage one process would.
+
+`accelerate launch --cpu --num_processes 2` runs a single process in accelerate 1.x (its
+simple launcher), so the test launches through torchrun (`--multi_gpu`) and lets
+`use_cpu=True` pick the gloo backend. Sampling differs between the layouts (each process
+has its own random stream), so the comparison is per completion on the rewards actually
+drawn: what each process trained on must equal its slice of the single-process
+computation `compute_advantages(gathered rewards, G, estimator)`, which the single-process
+tests show is what one process uses. The per-device batch of 6 with G=4 splits a group
+across the two processes.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from grpo_lab import compute_advantages
+
+SCRIPT = Path(__file__).with_name("two_process_run.py")
+
+
+def launch(out: Path, estimator: str, processes: int, per_device: int):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    if processes == 1:
+        cmd = [sys.executable, str(SCRIPT)]
+    else:
+        cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
+               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port",
+               "29517", str(SCRIPT)]
+    res = subprocess.run(cmd + [str(out), estimator, str(per_device)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return [json.loads((out / f"process{i}.json").read_text()) for i in range(processes)]
+
+
+@pytest.mark.parametrize("estimator", ["rloo"])
+def test_two_processes_give_each_completion_the_single_process_advantage(tmp_path, estimator):
+    p0, p1 = launch(tmp_path / "two", estimator, 2, per_device=6)
+    assert len(p0) == len(p1) == 3
+    split_group_mixed = False
+    for a, b in zip(p0, p1):
+        assert a["n"] == b["n"] == 2 and a["gathered"] == b["gathered"]
+        gathered = torch.tensor(a["gathered"])
+        assert a["local_rewards"] + b["local_rewards"] == a["gathered"]  # process order = gathered order
+        single = compute_advantages(gathered, 4, estimator)
+        torch.testing.assert_close(torch.tensor(a["advantages"] + b["advantages"]), single)
+        split_group_mixed |= len(set(a["gathered"][4:8])) > 1  # the group that straddles both processes
+    assert split_group_mixed, "no step had a mixed group split across processes; the test would prove little"
+
+    (one,) = launch(tmp_path / "one", estimator, 1, per_device=12)
+    for step in one:
+        assert step["n"] == 1 and step["local_rewards"] == step["gathered"]
+        torch.testing.assert_close(torch.tensor(step["advantages"]),
+                                   compute_advantages(torch.tensor(step["gathered"]), 4, estimator))
