@@ -166,7 +166,9 @@ def load_tiny_lm(path=None):
     from importlib import resources
     from pathlib import Path
 
-    from transformers import Qwen2ForCausalLM
+    import torch
+    from safetensors.torch import load_file
+    from transformers import Qwen2Config, Qwen2ForCausalLM
 
     if path is None:
         path = Path(str(resources.files("grpo_lab") / WEIGHTS_DIR / "tiny_lm"))
@@ -174,7 +176,17 @@ def load_tiny_lm(path=None):
     if not (path / "model.safetensors").is_file():
         raise FileNotFoundError(f"no model.safetensors in {path}; run `python scripts/warm_start.py` to create it")
     tok = char_tokenizer()
-    model = Qwen2ForCausalLM.from_pretrained(str(path))
+    # built from its config and filled from the safetensors file directly: no hub, no loading bars
+    config = Qwen2Config.from_json_file(str(path / "config.json"))
+    with torch.device("cpu"):
+        model = Qwen2ForCausalLM(config)
+    state = load_file(str(path / "model.safetensors"))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or any("embed" not in m and "lm_head" not in m for m in missing):
+        raise ValueError(f"{path}/model.safetensors does not fit its config.json "
+                         f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+    if config.tie_word_embeddings:
+        model.tie_weights()
     model.generation_config.pad_token_id = tok.pad_token_id
     model.generation_config.eos_token_id = tok.eos_token_id
     model.eval()

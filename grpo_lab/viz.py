@@ -207,3 +207,66 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str) -> Figure:
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, ncols=2)
     return fig
+
+
+def _smooth(y: np.ndarray, window: int) -> np.ndarray:
+    if window <= 1 or y.size < window:
+        return y
+    k = np.ones(window) / window
+    return np.convolve(np.pad(y, (window - 1, 0), mode="edge"), k, mode="valid")
+
+
+def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None) -> Figure:
+    """A logged metric over training steps: mean over seeds (moving average of ``window`` steps), with a band
+    of ±1.96 standard errors across seeds (notebook 05, ``grpo-lab compare``).
+
+    ``histories[label]`` is a list (one per seed) of log rows ``{"step": …, key: …}``.
+    """
+    fig, ax = _fig() if ax is None else (ax.figure, ax)
+    for label, runs in histories.items():
+        rows = [[(r["step"], r[key]) for r in h if r.get(key) is not None] for h in runs]
+        n = min(len(r) for r in rows) if rows else 0
+        if n == 0:
+            continue
+        steps = np.array([s for s, _ in rows[0][:n]])
+        y = np.stack([_smooth(np.array([v for _, v in r[:n]], dtype=float), window) for r in rows])
+        m = y.mean(0)
+        half = 1.96 * y.std(0, ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else np.zeros_like(m)
+        ax.plot(steps, m, label=label)
+        ax.fill_between(steps, m - half, m + half, alpha=0.2)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, ncols=2)
+    return fig
+
+
+def starvation_curves(histories: dict, window: int = 10) -> Figure:
+    """Reward, all-fail and all-pass fractions of the training groups over steps, side by side (notebook 05)."""
+    fig, axes = _fig(ncols=3, height=3.2, width=WIDTH * 1.6)
+    for ax, (key, label) in zip(axes, [("reward", "mean reward (training batch)"),
+                                       ("starvation/all_fail", "all-fail fraction of groups"),
+                                       ("starvation/all_pass", "all-pass fraction of groups")]):
+        log_curves(histories, key, label, window=window, ax=ax)
+    return fig
+
+
+def level_bars(start: dict, after: dict, ylabel: str = "greedy accuracy") -> Figure:
+    """Accuracy per difficulty level: the starting policy, and each label's mean ± 95% CI over seeds (notebook 05).
+
+    ``start`` maps level → accuracy; ``after[label]`` maps level → (mean, lo, hi).
+    """
+    fig, ax = _fig()
+    levels = sorted(start)
+    x = np.arange(len(levels))
+    width = 0.8 / (len(after) + 1)
+    ax.bar(x - 0.4 + width / 2, [start[lv] for lv in levels], width, color="0.7", label="start")
+    for i, (label, by_level) in enumerate(after.items(), start=1):
+        m = np.array([by_level[lv][0] for lv in levels])
+        lo = np.array([by_level[lv][1] for lv in levels])
+        hi = np.array([by_level[lv][2] for lv in levels])
+        ax.bar(x - 0.4 + width * (i + 0.5), m, width, yerr=[m - lo, hi - m], capsize=2, label=label)
+    ax.set_xticks(x, [f"level {lv}" for lv in levels])
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, ncols=3)
+    return fig

@@ -1,0 +1,131 @@
+"""The ``grpo-lab`` command line: ``grpo-lab compare`` (the starvation experiment end to end)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from .advantages import ESTIMATORS
+
+DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo")
+# --quick: what the tests run; about a minute on 2 CPU cores
+QUICK = dict(estimators=("grpo", "sign"), seeds=(0, 1), steps=8, prompts_per_step=8, eval_problems=40,
+             eval_samples=8, train_problems=500)
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--{what} takes comma-separated integers, got {text!r}") from None
+    if not out or len(set(out)) != len(out):
+        raise UsageError(f"--{what} needs at least one value and no repeats, got {text!r}")
+    return out
+
+
+def _estimators(text: str) -> list[str]:
+    out = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in out if x not in ESTIMATORS]
+    if bad or not out:
+        raise UsageError(f"unknown estimator(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(ESTIMATORS)}")
+    if len(set(out)) != len(out):
+        raise UsageError(f"--estimators lists one twice: {text!r}")
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="grpo-lab", description="Gradient starvation in GRPO under binary rewards.")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compare", help="train every estimator x seed under one config and write a report",
+                       description="Train every estimator and seed with TRL's GRPOTrainer under the same settings, "
+                                   "then write runs/<timestamp>/report.md with plots and metrics.jsonl.")
+    c.add_argument("--estimators", default=None,
+                   help=f"comma-separated, from {', '.join(ESTIMATORS)} (default: {','.join(DEFAULT_ESTIMATORS)})")
+    c.add_argument("--seeds", default=None, help="comma-separated seeds (default: 0,1,2)")
+    c.add_argument("--steps", type=int, default=None, help="optimizer steps per run (default: 150)")
+    c.add_argument("--group-size", "-G", type=int, default=None, help="completions per prompt (default: 4)")
+    c.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-4, AdamW)")
+    c.add_argument("--prompts-per-step", type=int, default=None, help="prompts per step (default: 16)")
+    c.add_argument("--task", default=None, choices=("arithmetic", "word_problems"), help="default: arithmetic")
+    c.add_argument("--policy", default=None,
+                   help="tiny-lm (default: the shipped warm-started model), tabular (the simulator of notebook 04), "
+                        "or a causal-LM directory / hub id")
+    c.add_argument("--quick", action="store_true", help="a one-minute smoke profile (2 estimators, 2 seeds, 8 steps)")
+    c.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs)")
+    c.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="finish an interrupted comparison in DIR with its own settings")
+    c.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def _quiet() -> None:
+    """Silence third-party deprecation chatter and loading bars; our own progress bars stay."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module="transformers|trl")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _compare(a) -> int:
+    _quiet()
+    from .compare import command_line, new_run_dir, read_config, run_comparison, write_config
+    from .experiment import RunConfig
+
+    if a.resume is not None:
+        given = [k for k in ("estimators", "seeds", "steps", "group_size", "lr", "prompts_per_step", "task", "policy")
+                 if getattr(a, k) is not None] + (["quick"] if a.quick else [])
+        if given:
+            raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop --{', --'.join(given)}")
+        conf = read_config(a.resume)
+        out = a.resume
+    else:
+        prof = QUICK if a.quick else {}
+        estimators = _estimators(a.estimators) if a.estimators else list(prof.get("estimators", DEFAULT_ESTIMATORS))
+        seeds = _int_list(a.seeds, "seeds") if a.seeds else list(prof.get("seeds", (0, 1, 2)))
+        base = RunConfig(**{k: v for k, v in prof.items() if k in asdict(RunConfig())})
+        for opt, field in (("steps", "steps"), ("group_size", "group_size"), ("lr", "learning_rate"),
+                           ("prompts_per_step", "prompts_per_step"), ("task", "task"), ("policy", "policy")):
+            if getattr(a, opt) is not None:
+                setattr(base, field, getattr(a, opt))
+        base.validate()
+        out = new_run_dir(a.out)
+        conf = write_config(out, estimators, seeds, base, command=command_line())
+        conf["base"] = base
+    n = len(conf["estimators"]) * len(conf["seeds"])
+    print(f"grpo-lab compare: {n} runs ({', '.join(conf['estimators'])} x seeds {conf['seeds']}) -> {out}")
+    try:
+        report = run_comparison(out, conf, progress=not a.no_progress)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished runs are kept in {out}/results; no report was written.\n"
+              f"resume with: grpo-lab compare --resume {out}", file=sys.stderr)
+        return 130
+    print(f"report: {report}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        if a.command == "compare":
+            return _compare(a)
+    except (UsageError, ValueError, FileNotFoundError, RuntimeError) as e:
+        parser.exit(2, f"grpo-lab {a.command}: error: {e}\n")
+    return 1  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""`grpo-lab compare`: the quick profile end to end, resuming after an interruption, and bad options."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpo_lab import cli
+from grpo_lab.simulator import mean_ci
+
+
+def only_run(root: Path) -> Path:
+    (d,) = list(root.iterdir())
+    return d
+
+
+def test_compare_quick_end_to_end(tmp_path):
+    exe = shutil.which("grpo-lab") or pytest.fail("the grpo-lab console script is not installed")
+    res = subprocess.run([exe, "compare", "--quick", "--no-progress", "--out", str(tmp_path)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = only_run(tmp_path)
+    assert f"report: {run}/report.md" in res.stdout
+    for name in ("report.md", "metrics.jsonl", "training.png", "passk.png", "levels.png", "config.json"):
+        assert (run / name).stat().st_size > 0, name
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    conf = cli.QUICK
+    assert len(rows) == len(conf["estimators"]) * len(conf["seeds"]) * conf["steps"]
+    assert {(r["estimator"], r["seed"]) for r in rows} == {(e, s) for e in conf["estimators"] for s in conf["seeds"]}
+    assert all(0 <= r["starvation/acr"] <= 1 and len(r["starvation/success_hist"]) == 5 for r in rows)
+    # the report's table shows what the result files hold
+    report = (run / "report.md").read_text()
+    for est in conf["estimators"]:
+        greedy = [json.loads((run / "results" / f"{est}-seed{s}.json").read_text())["eval"]["greedy"]
+                  for s in conf["seeds"]]
+        m = mean_ci(greedy)[0]
+        line = next(x for x in report.splitlines() if x.startswith(f"| {est} |"))
+        assert re.search(rf"\| {m:.3f} \[", line), line
+    assert "| learning_rate | 0.0001 |" in report and "(all-fail" in report
+
+
+def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeypatch, capsys):
+    from grpo_lab import compare
+
+    real = compare.train_tabular
+    calls = []
+
+    def flaky(cfg, *a, **k):
+        calls.append((cfg.estimator, cfg.seed))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(cfg, *a, **k)
+
+    monkeypatch.setattr(compare, "train_tabular", flaky)
+    args = ["compare", "--policy", "tabular", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "5",
+            "--no-progress", "--out", str(tmp_path)]
+    assert cli.main(args) == 130
+    run = only_run(tmp_path)
+    assert "resume with: grpo-lab compare --resume" in capsys.readouterr().err
+    assert not (run / "report.md").exists()  # nothing that looks complete
+    assert [p.name for p in (run / "results").iterdir()] == ["grpo-seed0.json"]
+    first = (run / "results" / "grpo-seed0.json").read_text()
+
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    assert calls[2:] == [("grpo", 1), ("sign", 0), ("sign", 1)]  # only the missing runs
+    assert (run / "results" / "grpo-seed0.json").read_text() == first
+    report = (run / "report.md").read_text()
+    assert "| grpo | 2 |" in report and "| sign | 2 |" in report
+    assert not list(run.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--estimators", "grpo,ppo"], "unknown estimator(s) ppo"),
+    (["--seeds", "0,x"], "--seeds takes comma-separated integers"),
+    (["--seeds", "1,1"], "no repeats"),
+    (["--group-size", "1"], "group size must be >= 2"),
+    (["--lr", "-1"], "learning rate must be a positive number"),
+    (["--steps", "0"], "steps must be >= 1"),
+    (["--task", "word_problems"], "warm-started on arithmetic only"),
+    (["--resume", "nowhere", "--steps", "3"], "drop --steps"),
+    (["--resume", "nowhere"], "not a grpo-lab comparison directory"),
+])
+def test_bad_options_are_clear_errors(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["compare", "--out", str(tmp_path / "runs"), *argv])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # nothing half-written
+
+
+def test_module_entry_point_help():
+    res = subprocess.run([sys.executable, "-m", "grpo_lab.cli", "compare", "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "--quick" in res.stdout and "--resume" in res.stdout
+
+
+def test_tabular_policy_report_has_exact_passk(tmp_path):
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0,1", "--steps", "3",
+                     "--no-progress", "--out", str(tmp_path)]) == 0
+    run = only_run(tmp_path)
+    res = json.loads((run / "results" / "grpo-seed0.json").read_text())
+    assert np.isclose(res["eval"]["pass_at_k"]["1"], res["history"][-1]["reward"], atol=0.05)
+    assert "grpo_lab.simulator" in (run / "report.md").read_text()
