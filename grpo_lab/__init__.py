@@ -17,6 +17,7 @@ from .advantages import (
     rloo,
     sign,
 )
+from .diagnose import inspect_run, read_log
 from .passk import maj_at_k, pass_at_k, pass_at_k_curve
 from .starvation import collapse_rate, degeneracy_rate, jensen_gap, signal_kept, success_rates
 
@@ -25,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "ESTIMATORS", "AVSPOController", "avspo", "avspo_code", "compute_advantages", "dapo", "dapo_keep_mask",
     "drgrpo", "grpo", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
-    "degeneracy_rate", "jensen_gap", "signal_kept", "success_rates", "__version__",
+    "degeneracy_rate", "jensen_gap", "signal_kept", "success_rates", "inspect_run", "read_log", "__version__",
 ]

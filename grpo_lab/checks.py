@@ -129,3 +129,40 @@ def check_policy_gradient(fn) -> None:
         raise AssertionError(f"prompt {p}, answer {a}: the gradient should be {_fmt(want[p, a])}; "
                              f"your function gave {_fmt(got[p, a])}")
     _ok("policy_gradient", P * A)
+
+
+def check_reward_function(fn) -> None:
+    """Exercise 05.1: ``fn(prompts, completions, answer, **kwargs)`` is TRL's reward signature with the
+    GSM8K grader's answer rules: a list of 0.0/1.0, one per completion."""
+    from .tasks.gsm8k import is_correct
+
+    cases = [("1+2=", "3", "3"), ("9+9=", "18", "18"), ("9+9=", "17", "18"), ("7+5=", "12.00", "12"),
+             ("7+5=", "", "12"), ("x", "The answer is 1,000.", "#### 1000"), ("x", "#### -4", "-4"),
+             ("x", "no idea", "5"), ("60+40=", "100\n", "100"), ("1+1=", "2 or 3", "2")]
+    prompts, completions, answers = (list(x) for x in zip(*cases))
+    got = fn(prompts, completions, answer=answers, level=[1] * len(cases))
+    if not isinstance(got, list) or len(got) != len(cases):
+        raise AssertionError(f"a reward function returns a list with one reward per completion ({len(cases)} here); "
+                             f"yours returned {type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}")
+    for (p, c, a), r in zip(cases, got):
+        want = float(is_correct(c, a))
+        if not isinstance(r, float) or r != want:
+            raise AssertionError(f"completion {c!r} for reference {a!r} should get {want}; your function gave {r!r}")
+    _ok("reward function", len(cases))
+
+
+def check_success_hist(fn) -> None:
+    """Exercise 05.2: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
+    from .starvation import batch_metrics
+
+    cases = [([0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0], 4), ([1, 1, 0, 0, 0, 0], 2), ([0.0] * 8, 8),
+             ([1, 0, 1, 1, 0, 1, 1, 1, 0], 3)]
+    for r, G in cases:
+        rewards = torch.tensor(r, dtype=torch.float32)
+        want = batch_metrics(rewards, torch.zeros_like(rewards), G)["success_hist"]
+        got = fn(rewards, G)
+        got = [int(x) for x in (got.tolist() if hasattr(got, "tolist") else got)]
+        if got != want:
+            raise AssertionError(f"rewards {r} with G={G}: groups with k=0..{G} correct should be {want}; "
+                                 f"your function gave {got}")
+    _ok("success histogram", len(cases))

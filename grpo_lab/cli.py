@@ -1,4 +1,4 @@
-"""The ``grpo-lab`` command line: ``grpo-lab compare`` (the starvation experiment end to end)."""
+"""The ``grpo-lab`` command line: ``compare`` (the starvation experiment end to end) and ``inspect`` (an existing run)."""
 
 from __future__ import annotations
 
@@ -61,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="finish an interrupted comparison in DIR with its own settings")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
+    i = sub.add_parser("inspect", help="did an existing GRPO run starve? write a starvation report",
+                       description="Read a TRL output directory / trainer_state.json, a grpo-lab metrics.jsonl "
+                                   "(or comparison directory), or a W&B / TensorBoard CSV export, and write a "
+                                   "starvation report with plots.")
+    i.add_argument("path", type=Path)
+    i.add_argument("--out", type=Path, default=None, help="report directory (default: <run dir>/starvation)")
+    i.add_argument("--group-size", "-G", type=int, default=None,
+                   help="G of the run, for the implied per-prompt success distribution (TRL does not log it)")
     return p
 
 
@@ -116,13 +124,26 @@ def _compare(a) -> int:
     return 0
 
 
+def _inspect(a) -> int:
+    _quiet()
+    from .diagnose import inspect_run
+
+    if a.group_size is not None and a.group_size < 2:
+        raise UsageError(f"group size must be >= 2, got {a.group_size}")
+    report = inspect_run(a.path, a.out, group_size=a.group_size)
+    print(f"report: {report}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     try:
         if a.command == "compare":
             return _compare(a)
-    except (UsageError, ValueError, FileNotFoundError, RuntimeError) as e:
+        if a.command == "inspect":
+            return _inspect(a)
+    except (UsageError, ValueError, FileNotFoundError, RuntimeError, OSError) as e:
         parser.exit(2, f"grpo-lab {a.command}: error: {e}\n")
     return 1  # pragma: no cover
 

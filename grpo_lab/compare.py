@@ -125,7 +125,7 @@ def load_results(out: Path, conf: dict) -> dict:
     return res
 
 
-def _fmt_ci(values, digits: int = 3) -> str:
+def fmt_ci(values, digits: int = 3) -> str:
     """Mean [95% t-interval] of fractions, the interval clipped to [0, 1]."""
     vals = [v for v in values if v is not None and np.isfinite(v)]
     if not vals:
@@ -229,9 +229,9 @@ def write_report(out: Path, conf: dict) -> Path:
            "| all-fail, run | all-pass, run |",
            "|---|---|---|---|---|---|---|---|---|"]
     for row in table:
-        md.append(f"| {row['estimator']} | {row['seeds']} | {_fmt_ci(row['greedy'])} | {_fmt_ci(row['pass@1'])} | "
-                  f"{_fmt_ci(row['pass@16'])} | {_fmt_ci(row['acr_start'])} | {_fmt_ci(row['acr_run'])} | "
-                  f"{_fmt_ci(row['all_fail_run'])} | {_fmt_ci(row['all_pass_run'])} |")
+        md.append(f"| {row['estimator']} | {row['seeds']} | {fmt_ci(row['greedy'])} | {fmt_ci(row['pass@1'])} | "
+                  f"{fmt_ci(row['pass@16'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
+                  f"{fmt_ci(row['all_fail_run'])} | {fmt_ci(row['all_pass_run'])} |")
     secs = [s for row in table for s in row["train_seconds"] if s]
     start_line = f"Start: pass@1 {start_pk[1]:.3f}" + (f", pass@16 {start_pk[16]:.3f}" if 16 in start_pk else "")
     if not tabular:

@@ -260,3 +260,20 @@ def summarize_rows(history: list[dict], first: int = 10) -> dict:
 
 __all__ = ["RunConfig", "POLICIES", "evaluate", "evaluate_start", "pass_at_k_of", "start_starvation", "train_one",
            "train_tabular", "load_policy_model", "summarize_rows", "collapse_rate"]
+
+
+def change_vs_start(start: float, values, confidence: float = 0.95) -> str:
+    """"up", "down" or "no detectable change": where a t-interval over seeds lies relative to ``start``.
+
+    Used to word results from the numbers themselves (notebook 05), never the other way round.
+    """
+    from .simulator import mean_ci
+
+    _, lo, hi = mean_ci(values, confidence)
+    if len(values) < 2:
+        return "no detectable change (one seed: no interval)"
+    if lo > start:
+        return "up"
+    if hi < start:
+        return "down"
+    return "no detectable change"

@@ -270,3 +270,40 @@ def level_bars(start: dict, after: dict, ylabel: str = "greedy accuracy") -> Fig
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=7, ncols=3)
     return fig
+
+
+def log_series(log, keys, ylabel: str) -> Figure:
+    """A logged metric of an existing run over steps, one thin line per run in the log (notebook 08, inspect).
+
+    ``log`` is a :class:`grpo_lab.diagnose.RunLog`; ``keys`` one key or a tuple of keys.
+    """
+    keys = (keys,) if isinstance(keys, str) else tuple(keys)
+    fig, ax = _fig(height=3.0)
+    runs = {}
+    for r in log.rows:
+        runs.setdefault(r.get("run"), []).append(r)
+    for j, key in enumerate(keys):
+        for i, (run, rows) in enumerate(runs.items()):
+            pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
+            if not pts:
+                continue
+            s, v = zip(*pts)
+            label = key if (i == 0 and len(keys) > 1) else (None if len(keys) > 1 or len(runs) > 8 else run)
+            ax.plot(s, v, lw=0.8 if len(runs) > 1 else 1.4, alpha=0.6 if len(runs) > 1 else 1, color=f"C{j}"
+                    if len(keys) > 1 else None, label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncols=2)
+    return fig
+
+
+def count_bars(counts, xlabel: str, ylabel: str) -> Figure:
+    """Bars of counts indexed 0 … len-1 (notebook 08, ``grpo-lab inspect``)."""
+    fig, ax = _fig(height=3.0)
+    counts = np.asarray(counts)
+    ax.bar(np.arange(counts.size), counts, color="C0")
+    ax.set_xticks(np.arange(counts.size))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return fig

@@ -1,0 +1,293 @@
+"""Did an existing GRPO run starve? Read its logs and write a starvation report (``grpo-lab inspect``).
+
+Introduced in notebook 08. Three kinds of log are understood:
+
+- **TRL**: an output directory or a ``trainer_state.json`` (its ``log_history`` holds
+  ``frac_reward_zero_std``, ``reward`` and ``reward_std`` per logging step). TRL logs the
+  fraction of groups with zero reward spread, but not which of them were all-fail and which
+  all-pass, nor the group size.
+- **grpo-lab**: a ``metrics.jsonl`` written by :class:`grpo_lab.trl.StarvationCallback` or by
+  ``grpo-lab compare`` (a comparison directory works too). These hold the all-fail / all-pass
+  split and the per-prompt success histogram directly.
+- **CSV exports** (W&B "Export CSV", TensorBoard's CSV download) with a step column and a
+  ``frac_reward_zero_std`` column (a ``train/`` prefix is fine).
+
+From mean reward mu and the degenerate fraction d at group size G, the implied per-prompt
+success distribution is the Beta(mu*kappa, (1-mu)*kappa) whose E[p^G + (1-p)^G] equals d:
+one concentration kappa fits, because the degeneracy of a Beta with fixed mean falls
+monotonically from 1 (kappa -> 0, every prompt always or never solved) to the i.i.d. value
+mu^G + (1-mu)^G (kappa -> inf). That is a *model* of the population (notebook 02 shows that
+different populations can share the same mean and degeneracy); the report says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+class LogFormatError(ValueError):
+    """The file is not a log grpo-lab can read; the message says what was expected."""
+
+
+@dataclass
+class RunLog:
+    kind: str  # "trl" | "grpo_lab" | "csv"
+    source: Path
+    rows: list[dict]  # per logging step: step, reward, degenerate, and whatever else is known
+    group_size: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_runs(self) -> int:
+        return len({r.get("run") for r in self.rows})
+
+    def series(self, key: str):
+        """``(steps, values)`` sorted by step; with several runs in one log, the mean over runs at each step."""
+        by_step: dict = {}
+        for r in self.rows:
+            v = r.get(key)
+            if v is not None and r.get("step") is not None and np.isfinite(v):
+                by_step.setdefault(r["step"], []).append(v)
+        if not by_step:
+            return np.array([]), np.array([])
+        steps = np.array(sorted(by_step), dtype=float)
+        return steps, np.array([np.mean(by_step[s]) for s in sorted(by_step)], dtype=float)
+
+
+def _num(x):
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _from_trl(path: Path) -> RunLog:
+    try:
+        state = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LogFormatError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
+        raise LogFormatError(f"{path} has no 'log_history' list: not a transformers/TRL trainer_state.json")
+    rows = []
+    for entry in state["log_history"]:
+        if not isinstance(entry, dict) or "frac_reward_zero_std" not in entry:
+            continue
+        rows.append(dict(step=_num(entry.get("step")), reward=_num(entry.get("reward")),
+                         reward_std=_num(entry.get("reward_std")), degenerate=_num(entry.get("frac_reward_zero_std"))))
+    if not rows:
+        raise LogFormatError(f"{path} has a log_history but no GRPO metrics (no 'frac_reward_zero_std'): "
+                             "not a GRPOTrainer run, or logging never happened")
+    return RunLog("trl", path, rows)
+
+
+def _from_jsonl(path: Path) -> RunLog:
+    rows, G = [], None
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise LogFormatError(f"{path}, line {i}: not JSON ({e})") from None
+        if not isinstance(r, dict) or "starvation/acr" not in r:
+            raise LogFormatError(f"{path}, line {i}: no 'starvation/acr' key: not a grpo-lab metrics.jsonl")
+        hist = r.get("starvation/success_hist")
+        if isinstance(hist, list):
+            G = len(hist) - 1
+        rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
+                         all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
+                         success_hist=hist if isinstance(hist, list) else None,
+                         run=f"{r['estimator']}-seed{r['seed']}" if "estimator" in r and "seed" in r else None))
+    if not rows:
+        raise LogFormatError(f"{path} is empty")
+    return RunLog("grpo_lab", path, rows, group_size=G)
+
+
+def _from_csv(path: Path) -> RunLog:
+    try:
+        with path.open(newline="") as f:
+            table = list(csv.DictReader(f))
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise LogFormatError(f"{path} is not a readable CSV ({e})") from None
+    if not table:
+        raise LogFormatError(f"{path} has no rows")
+    cols = list(table[0])
+
+    def find(*names):
+        for c in cols:
+            if c.split("/")[-1] in names:
+                return c
+        return None
+
+    step, zero, reward = find("Step", "step", "_step", "global_step"), find("frac_reward_zero_std"), find("reward")
+    if step is None or zero is None:
+        raise LogFormatError(f"{path}: a CSV export needs a step column and a frac_reward_zero_std column; "
+                             f"found {', '.join(cols[:8])}")
+    rows = [dict(step=_num(r[step]), degenerate=_num(r[zero]), reward=_num(r[reward]) if reward else None)
+            for r in table if _num(r[zero]) is not None]
+    return RunLog("csv", path, rows)
+
+
+def read_log(path) -> RunLog:
+    """Find and parse a run's log at ``path`` (file or directory); :class:`LogFormatError` if it is not one."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    if path.is_dir():
+        for name in ("metrics.jsonl", "trainer_state.json"):
+            if (path / name).is_file():
+                return read_log(path / name)
+        ckpts = sorted(path.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[-1])
+                       if p.parent.name.split("-")[-1].isdigit() else -1)
+        if ckpts:
+            log = read_log(ckpts[-1])
+            log.notes.append(f"read from the latest checkpoint, {ckpts[-1].parent.name}")
+            return log
+        raise LogFormatError(f"{path} holds no trainer_state.json, checkpoint-*/trainer_state.json or metrics.jsonl")
+    if path.suffix == ".jsonl":
+        return _from_jsonl(path)
+    if path.suffix == ".csv":
+        return _from_csv(path)
+    if path.suffix == ".json":
+        return _from_trl(path)
+    raise LogFormatError(f"{path}: unknown log type (expected trainer_state.json, metrics.jsonl or a CSV export)")
+
+
+def beta_degeneracy(mu: float, kappa: float, G: int) -> float:
+    """E[p^G + (1-p)^G] for p ~ Beta(mu*kappa, (1-mu)*kappa) (exact, a product of G ratios)."""
+    a, b = mu * kappa, (1 - mu) * kappa
+    up = math.prod((a + i) / (kappa + i) for i in range(G))
+    down = math.prod((b + i) / (kappa + i) for i in range(G))
+    return up + down
+
+
+def implied_beta(mu: float, degenerate: float, G: int):
+    """The Beta(a, b) with mean ``mu`` and degeneracy ``degenerate`` at ``G``, or ``None`` with a reason.
+
+    Returns ``(a, b, None)`` or ``(None, None, reason)``.
+    """
+    if not (0 < mu < 1):
+        return None, None, f"mean reward {mu:.3f} is not strictly between 0 and 1"
+    iid = mu**G + (1 - mu) ** G
+    if degenerate <= iid:
+        return None, None, (f"degenerate fraction {degenerate:.3f} is at or below the i.i.d. value {iid:.3f}: "
+                            "no spread of per-prompt success is needed to explain it")
+    if degenerate >= 1:
+        return None, None, "every group degenerate: the spread is not identifiable"
+    lo, hi = 1e-6, 1e6  # degeneracy falls as kappa grows; bisect on log kappa
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if beta_degeneracy(mu, mid, G) > degenerate:
+            lo = mid
+        else:
+            hi = mid
+    k = math.sqrt(lo * hi)
+    return mu * k, (1 - mu) * k, None
+
+
+def capabilities(log: RunLog) -> list[str]:
+    """What this kind of log can and cannot tell (goes into the report)."""
+    if log.kind == "grpo_lab":
+        return ["degenerate fraction (ACR), all-fail and all-pass fractions per step: logged directly",
+                "per-prompt success histogram (groups with k of G correct): logged directly",
+                "group size G: read from the histogram's length"]
+    can = ["degenerate fraction per logging step (TRL's frac_reward_zero_std)", "mean reward per logging step"]
+    cannot = ["not logged: which degenerate groups were all-fail and which all-pass",
+              "not logged: the group size G (pass --group-size to get the implied success distribution)",
+              "not logged: per-prompt success; only a Beta model of it can be implied from mean reward and "
+              "degeneracy, and only for 0/1 rewards"]
+    return can + cannot
+
+
+def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
+    """Write ``report.md`` and PNG plots for ``log`` into ``out``; return the report's path."""
+    from . import viz
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    G = log.group_size or group_size
+    if log.group_size and group_size and log.group_size != group_size:
+        raise ValueError(f"--group-size {group_size} contradicts the log's histograms (G={log.group_size})")
+    figs = {"degenerate.png": viz.log_series(log, "degenerate", "degenerate fraction of groups"),
+            "reward.png": viz.log_series(log, "reward", "mean reward")}
+    s_deg, deg = log.series("degenerate")
+    s_rew, rew = log.series("reward")
+    runs = f" from {log.n_runs} runs (averaged per step)" if log.n_runs > 1 else ""
+    md = [f"# Starvation report: `{log.source}`", "", f"Log kind: **{log.kind}**; {len(log.rows)} logged rows{runs}.",
+          *[f"Note: {n}." for n in log.notes], "", "## What this log can and cannot tell", "",
+          *[f"- {c}" for c in capabilities(log)], "", "## Summary", ""]
+    if deg.size:
+        q = max(1, deg.size // 10)
+        md.append(f"- degenerate fraction: first 10% of steps {deg[:q].mean():.3f}, last 10% {deg[-q:].mean():.3f}, "
+                  f"whole run {deg.mean():.3f}")
+    if rew.size:
+        q = max(1, rew.size // 10)
+        md.append(f"- mean reward: first 10% of steps {rew[:q].mean():.3f}, last 10% {rew[-q:].mean():.3f}")
+    if log.kind == "grpo_lab":
+        s_f, fail = log.series("all_fail")
+        s_p, pas = log.series("all_pass")
+        if fail.size:
+            md.append(f"- all-fail fraction {fail.mean():.3f}, all-pass fraction {pas.mean():.3f} (whole run): "
+                      f"{'mostly all-fail' if fail.mean() > pas.mean() else 'mostly all-pass'} starvation")
+            figs["split.png"] = viz.log_series(log, ("all_fail", "all_pass"), "fraction of groups")
+        hists = [r["success_hist"] for r in log.rows if r.get("success_hist")]
+        if hists:
+            total = np.sum(hists, axis=0)
+            md.append(f"- groups with k = 0 … {len(total) - 1} correct, whole run: {total.astype(int).tolist()}")
+            figs["success_hist.png"] = viz.count_bars(total, "correct completions in the group (k)", "groups")
+    md.append("")
+    if G and rew.size and deg.size and log.kind != "grpo_lab":
+        q = max(1, min(deg.size, rew.size) // 10)
+        md += ["## Implied per-prompt success distribution", ""]
+        for label, mu, d in (("start (first 10% of steps)", rew[:q].mean(), deg[:q].mean()),
+                             ("end (last 10% of steps)", rew[-q:].mean(), deg[-q:].mean())):
+            a, b, why = implied_beta(float(mu), float(d), G)
+            if why:
+                md.append(f"- {label}: cannot imply one: {why}")
+            else:
+                md.append(f"- {label}: Beta({a:.3f}, {b:.3f}) reproduces mean reward {mu:.3f} and degenerate "
+                          f"fraction {d:.3f} at G={G} (never-solved-like mass P(p < 0.05) = "
+                          f"{_beta_cdf(0.05, a, b):.2f})")
+        md += ["", "This is one population consistent with two numbers, not a measurement of the prompts.", ""]
+    elif not G and log.kind != "grpo_lab":
+        md += ["The implied per-prompt success distribution needs the group size: rerun with `--group-size G`.", ""]
+    for name, fig in figs.items():
+        fig.savefig(out / name)
+        md.append(f"![{name[:-4]}]({name})")
+    tmp = out / "report.md.tmp"
+    tmp.write_text("\n".join(md) + "\n")
+    os.replace(tmp, out / "report.md")
+    return out / "report.md"
+
+
+def _beta_cdf(x: float, a: float, b: float, n: int = 20000) -> float:
+    """P(p < x) for Beta(a, b), 0 < x < 1, without scipy.
+
+    Substituting u = t^a removes the singularity at 0: P = (1 / (a B(a, b))) * integral from 0 to x^a
+    of (1 - u^(1/a))^(b-1) du, integrated by the midpoint rule.
+    """
+    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    top = x**a
+    u = (np.arange(n) + 0.5) * (top / n)
+    integrand = np.exp((b - 1) * np.log1p(-(u ** (1 / a))))
+    return float(min(1.0, integrand.sum() * (top / n) / a / math.exp(log_beta)))
+
+
+def inspect_run(path, out=None, group_size: int | None = None) -> Path:
+    """Read the log at ``path`` and write the starvation report to ``out`` (default: ``<path dir>/starvation``)."""
+    log = read_log(path)
+    if out is None:
+        base = Path(path) if Path(path).is_dir() else Path(path).parent
+        out = base / "starvation"
+    return write_report(log, out, group_size=group_size)

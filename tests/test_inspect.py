@@ -1,0 +1,113 @@
+"""`grpo-lab inspect`: a real TRL trainer_state.json, grpo-lab's own logs, CSV exports, malformed input."""
+
+import json
+
+import numpy as np
+import pytest
+from datasets import Dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trl import GRPOConfig, GRPOTrainer
+
+from grpo_lab import cli
+from grpo_lab.diagnose import LogFormatError, beta_degeneracy, implied_beta, read_log
+from grpo_lab.policy import char_tokenizer, tiny_causal_lm
+from grpo_lab.trl import StarvationCallback, trainer_class
+
+G = 4
+
+
+def coin(prompts, completions, **kw):  # a deterministic 0/1 reward that mixes within groups
+    return [float(len(c) % 2) for c in completions]
+
+
+def tiny_run(out, stock=True, callbacks=()):
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(16)]})
+    args = GRPOConfig(output_dir=str(out), per_device_train_batch_size=8, num_generations=G, max_completion_length=4,
+                      max_steps=4, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no", seed=0)
+    cls = GRPOTrainer if stock else trainer_class()
+    kw = {} if stock else {"estimator": "grpo"}
+    tr = cls(model=tiny_causal_lm(tok), args=args, reward_funcs=coin, train_dataset=ds, processing_class=tok,
+             callbacks=list(callbacks), **kw)
+    tr.train()
+    tr.save_state()  # writes output_dir/trainer_state.json, as TRL users have it
+    return tr
+
+
+def test_inspect_a_real_trl_output_dir(tmp_path, capsys):
+    tr = tiny_run(tmp_path / "run")
+    zero = [h["frac_reward_zero_std"] for h in tr.state.log_history if "frac_reward_zero_std" in h]
+    assert len(zero) == 4
+    assert cli.main(["inspect", str(tmp_path / "run"), "--group-size", "4", "--out", str(tmp_path / "rep")]) == 0
+    assert f"report: {tmp_path / 'rep' / 'report.md'}" in capsys.readouterr().out
+    report = (tmp_path / "rep" / "report.md").read_text()
+    assert "Log kind: **trl**" in report and "4 logged rows" in report
+    assert f"whole run {np.mean(zero):.3f}" in report
+    assert "not logged: which degenerate groups were all-fail" in report
+    assert "## Implied per-prompt success distribution" in report
+    for png in ("degenerate.png", "reward.png"):
+        assert (tmp_path / "rep" / png).stat().st_size > 0
+    # without G the report says what it would need
+    assert cli.main(["inspect", str(tmp_path / "run" / "trainer_state.json"), "--out", str(tmp_path / "r2")]) == 0
+    assert "rerun with `--group-size G`" in (tmp_path / "r2" / "report.md").read_text()
+
+
+def test_inspect_grpo_lab_logs(tmp_path):
+    cb = StarvationCallback(tmp_path / "metrics.jsonl")
+    tiny_run(tmp_path / "run", stock=False, callbacks=[cb])
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    log = read_log(tmp_path / "metrics.jsonl")
+    assert log.kind == "grpo_lab" and log.group_size == G and len(log.rows) == len(rows) == 4
+    assert cli.main(["inspect", str(tmp_path / "metrics.jsonl")]) == 0
+    report = (tmp_path / "starvation" / "report.md").read_text()
+    fail = np.mean([r["starvation/all_fail"] for r in rows])
+    assert f"all-fail fraction {fail:.3f}" in report
+    total = np.sum([r["starvation/success_hist"] for r in rows], axis=0).tolist()
+    assert f"correct, whole run: {total}" in report
+    assert (tmp_path / "starvation" / "success_hist.png").is_file()
+
+
+def test_inspect_a_csv_export(tmp_path):
+    (tmp_path / "wandb.csv").write_text("Step,train/frac_reward_zero_std,train/reward\n1,0.75,0.2\n2,0.70,0.25\n")
+    log = read_log(tmp_path / "wandb.csv")
+    assert log.kind == "csv" and [r["degenerate"] for r in log.rows] == [0.75, 0.70]
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("trainer_state.json", "{not json", "is not valid JSON"),
+    ("trainer_state.json", '{"epoch": 1}', "no 'log_history' list"),
+    ("trainer_state.json", '{"log_history": [{"loss": 1.0, "step": 1}]}', "no GRPO metrics"),
+    ("metrics.jsonl", "", "is empty"),
+    ("metrics.jsonl", '{"loss": 1}\n', "not a grpo-lab metrics.jsonl"),
+    ("export.csv", "a,b\n1,2\n", "needs a step column and a frac_reward_zero_std column"),
+    ("model.bin", "\x00\x01", "unknown log type"),
+])
+def test_malformed_input_is_a_clear_error(tmp_path, capsys, name, content, message):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["inspect", str(tmp_path / name)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "starvation" / "report.md").exists()
+
+
+def test_missing_and_empty_paths(tmp_path, capsys):
+    for path, message in ((tmp_path / "nope", "does not exist"), (tmp_path, "holds no trainer_state.json")):
+        with pytest.raises(SystemExit):
+            cli.main(["inspect", str(path)])
+        assert message in capsys.readouterr().err
+    with pytest.raises(LogFormatError):
+        read_log(tmp_path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.05, 0.95), st.floats(0.05, 50), st.sampled_from([2, 4, 8]))
+def test_implied_beta_recovers_the_population(mu, kappa, G):
+    d = beta_degeneracy(mu, kappa, G)
+    a, b, why = implied_beta(mu, d, G)
+    if why is None:
+        assert a / (a + b) == pytest.approx(mu) and beta_degeneracy(mu, a + b, G) == pytest.approx(d, abs=1e-7)
+    else:  # only when d is numerically at the i.i.d. value
+        assert d - (mu**G + (1 - mu) ** G) < 1e-6
