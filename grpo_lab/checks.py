@@ -166,3 +166,31 @@ def check_success_hist(fn) -> None:
             raise AssertionError(f"rewards {r} with G={G}: groups with k=0..{G} correct should be {want}; "
                                  f"your function gave {got}")
     _ok("success histogram", len(cases))
+
+
+def check_effective_rank(fn) -> None:
+    """Exercise 08.1: ``fn(M)`` is the entropy effective rank exp(H(s / sum s)) of a matrix."""
+    from .gradrank import effective_rank
+
+    gen = torch.Generator().manual_seed(0)
+    cases = [("3x3 identity", torch.eye(3)), ("rank-1 outer product", torch.outer(torch.arange(1., 5), torch.ones(6))),
+             ("diag(1, 1, 0, 0)", torch.diag(torch.tensor([1., 1, 0, 0]))),
+             ("diag(3, 1)", torch.diag(torch.tensor([3., 1]))), ("random 5x8", torch.randn(5, 8, generator=gen)),
+             ("zero matrix", torch.zeros(3, 3))]
+    for name, M in cases:
+        want, got = effective_rank(M), fn(M)
+        if got is None or not math.isclose(float(got), want, rel_tol=1e-5, abs_tol=1e-9):
+            raise AssertionError(f"effective rank of {name} should be {_fmt(want)}; your function gave {got}")
+    _ok("effective_rank", len(cases))
+
+
+def check_pass_at_k(fn) -> None:
+    """Exercise 07.1: ``fn(n, c, k)`` is the unbiased pass@k, 1 - C(n-c, k) / C(n, k), for integers."""
+    cases = [(10, 0, 1), (10, 10, 5), (10, 3, 1), (10, 3, 2), (10, 3, 8), (16, 1, 16), (16, 15, 2), (5, 2, 4),
+             (200, 7, 100)]
+    for n, c, k in cases:
+        want = 1 - math.comb(n - c, k) / math.comb(n, k)
+        got = fn(n, c, k)
+        if got is None or not math.isclose(float(got), want, rel_tol=1e-7, abs_tol=1e-12):
+            raise AssertionError(f"pass@{k} with {c} correct of n={n} should be {_fmt(want)}; your function gave {got}")
+    _ok("pass_at_k", len(cases))

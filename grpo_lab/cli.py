@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--group-size", "-G", type=int, default=None, help="completions per prompt (default: 4)")
     c.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-4, AdamW)")
     c.add_argument("--prompts-per-step", type=int, default=None, help="prompts per step (default: 16)")
-    c.add_argument("--task", default=None, choices=("arithmetic", "word_problems"), help="default: arithmetic")
+    c.add_argument("--task", default=None, choices=("arithmetic", "word_problems", "gsm8k"),
+                   help="default: arithmetic; gsm8k needs --policy <instruct model> (a GPU, Unsloth when installed)")
     c.add_argument("--policy", default=None,
                    help="tiny-lm (default: the shipped warm-started model), tabular (the simulator of notebook 04), "
                         "or a causal-LM directory / hub id")

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .experiment import (RunConfig, _write_json_atomic, evaluate_start, pass_at_k_of, start_starvation,
-                         summarize_rows, train_one, train_tabular)
+from .experiment import (RunConfig, _write_json_atomic, evaluate_start, gsm8k_config, pass_at_k_of,
+                         start_starvation, summarize_rows, train_gsm8k, train_one, train_tabular)
 from .simulator import mean_ci
 
 KS = (1, 2, 4, 8, 16)
@@ -95,6 +95,8 @@ def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> 
         jsonl.unlink(missing_ok=True)  # an interrupted run starts over
         if cfg.policy == "tabular":
             res = train_tabular(cfg)
+        elif cfg.task == "gsm8k":
+            res = train_gsm8k(gsm8k_config(cfg), out / "gsm8k", progress=progress)
         else:
             import shutil
             import tempfile

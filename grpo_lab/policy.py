@@ -9,6 +9,7 @@ anything. transformers is imported lazily so ``import grpo_lab`` stays light.
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHARS = string.digits + string.ascii_letters + " \n.,:;?!$#%+-*/=()'\"\\{}_"
@@ -132,14 +133,17 @@ def sample_completions(model, tokenizer, prompts, n: int, max_new_tokens: int = 
     flat = [p for p in prompts for _ in range(n)]
     out = []
     model.eval()
+    side, tokenizer.padding_side = tokenizer.padding_side, "left"  # generation continues on the right
+    device = next(model.parameters()).device
     with torch.no_grad():
         for i in range(0, len(flat), batch_size):
             chunk = flat[i:i + batch_size]
-            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             kw = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else \
                 dict(do_sample=False)
             gen = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, **kw)
             out += tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    tokenizer.padding_side = side
     return [out[j * n:(j + 1) * n] for j in range(len(prompts))]
 
 
@@ -191,3 +195,115 @@ def load_tiny_lm(path=None):
     model.generation_config.eos_token_id = tok.eos_token_id
     model.eval()
     return model, tok
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading a real policy: Unsloth on a CUDA GPU, transformers + peft elsewhere (notebook 06)
+
+BACKENDS = ("auto", "unsloth", "transformers")
+# The keyword arguments grpo_lab passes to Unsloth; tests/test_gpu_path.py checks them against the
+# pinned unsloth release's source (grpo_lab/requirements-gpu.txt).
+UNSLOTH_FROM_PRETRAINED_KW = ("model_name", "max_seq_length", "load_in_4bit", "fast_inference", "max_lora_rank",
+                              "gpu_memory_utilization", "dtype")
+UNSLOTH_GET_PEFT_MODEL_KW = ("r", "target_modules", "lora_alpha", "lora_dropout", "use_gradient_checkpointing",
+                             "random_state")
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # all linear projections
+
+
+def _unsloth_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("unsloth") is not None
+
+
+def choose_backend(backend: str = "auto", cuda: bool | None = None, unsloth: bool | None = None) -> tuple[str, str]:
+    """``(backend, why)``: Unsloth with a CUDA GPU and unsloth installed, else transformers + peft.
+
+    An explicit ``backend="unsloth"`` without a GPU or without unsloth is an error that says which.
+    """
+    import torch
+
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    unsloth = _unsloth_installed() if unsloth is None else unsloth
+    if backend == "unsloth":
+        if not cuda:
+            raise RuntimeError("backend='unsloth' needs a CUDA GPU and none is visible (torch.cuda.is_available() "
+                               "is False); use backend='transformers' or 'auto' on this machine")
+        if not unsloth:
+            raise RuntimeError("backend='unsloth' needs the unsloth package: pip install 'grpo-lab[gpu]' "
+                               "(pins in grpo_lab/requirements-gpu.txt)")
+        return "unsloth", "requested, CUDA GPU visible, unsloth installed"
+    if backend == "transformers":
+        return "transformers", "requested"
+    if cuda and unsloth:
+        return "unsloth", "auto: CUDA GPU visible and unsloth installed"
+    why = "no CUDA GPU" if not cuda else "unsloth not installed"
+    return "transformers", f"auto: {why}, so transformers + peft"
+
+
+@dataclass
+class PolicyInfo:
+    backend: str
+    why: str
+    name: str
+    lora: dict | None
+
+
+def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_alpha: int | None = None,
+                max_seq_length: int = 1024, load_in_4bit: bool = True, fast_inference: bool = False,
+                gpu_memory_utilization: float = 0.6, seed: int = 3407):
+    """``(model, tokenizer, PolicyInfo)`` for a causal LM, with LoRA adapters when ``lora_r`` is set.
+
+    - ``name="tiny-lm"``: the shipped warm-started tiny LM (CPU smoke runs), never Unsloth.
+    - Unsloth backend: ``FastLanguageModel.from_pretrained`` (4-bit by default, vLLM when
+      ``fast_inference``), then ``FastLanguageModel.get_peft_model`` on all linear projections.
+      ``unsloth`` is imported here, before ``trl`` is used, so that its patched ``GRPOTrainer``
+      is what :func:`grpo_lab.trl.trainer_class` subclasses; if ``trl`` was imported earlier a
+      warning says Unsloth may not have patched it.
+    - transformers backend: ``AutoModelForCausalLM.from_pretrained`` and ``peft.get_peft_model``.
+    Offline, or for an unknown model id, the error says so.
+    """
+    import sys
+    import warnings
+
+    lora_alpha = lora_alpha if lora_alpha is not None else (2 * lora_r if lora_r else None)
+    lora = dict(r=lora_r, alpha=lora_alpha, targets=list(LORA_TARGETS)) if lora_r else None
+    if name == "tiny-lm":
+        if backend == "unsloth":
+            raise ValueError("the tiny LM is a CPU smoke model; load it with backend='auto' or 'transformers'")
+        model, tok = load_tiny_lm()
+        return model, tok, PolicyInfo("transformers", "the shipped tiny LM (CPU smoke mode)", name, None)
+    chosen, why = choose_backend(backend)
+    if chosen == "unsloth":
+        if "trl" in sys.modules and "unsloth" not in sys.modules:
+            warnings.warn("trl was imported before unsloth: Unsloth's GRPOTrainer patches may not apply. "
+                          "Import grpo_lab.policy.load_policy (or unsloth) before trl.", stacklevel=2)
+        from unsloth import FastLanguageModel  # noqa: F401  (patches trl on import)
+
+        model, tok = FastLanguageModel.from_pretrained(
+            model_name=name, max_seq_length=max_seq_length, load_in_4bit=load_in_4bit, fast_inference=fast_inference,
+            max_lora_rank=lora_r or 16, gpu_memory_utilization=gpu_memory_utilization, dtype=None)
+        if lora:
+            model = FastLanguageModel.get_peft_model(
+                model, r=lora_r, target_modules=list(LORA_TARGETS), lora_alpha=lora_alpha, lora_dropout=0.0,
+                use_gradient_checkpointing="unsloth", random_state=seed)
+        return model, tok, PolicyInfo(chosen, why, name, lora)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(name)
+        model = AutoModelForCausalLM.from_pretrained(name)
+    except OSError as e:
+        raise RuntimeError(f"could not load {name!r}: not a local model directory and the Hugging Face hub is "
+                           f"unreachable or has no such model ({type(e).__name__}). Offline, use name='tiny-lm' "
+                           f"or a local path.") from None
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=lora_alpha, target_modules=list(LORA_TARGETS),
+                                                 lora_dropout=0.0, task_type="CAUSAL_LM"))
+    return model, tok, PolicyInfo(chosen, why, name, lora)

@@ -14,6 +14,7 @@ def colab_url(notebook_path: str) -> str:
     return f"https://colab.research.google.com/github/{GITHUB_REPO}/blob/{BRANCH}/{notebook_path}"
 
 
-def pip_spec() -> str:
-    """What ``pip install`` needs on Colab to get this package from the repository."""
-    return f"git+https://github.com/{GITHUB_REPO}@{BRANCH}"
+def pip_spec(extra: str | None = None) -> str:
+    """What ``pip install`` needs on Colab to get this package (with an optional extra) from the repository."""
+    url = f"git+https://github.com/{GITHUB_REPO}@{BRANCH}"
+    return f"grpo-lab[{extra}] @ {url}" if extra else url

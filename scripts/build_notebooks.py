@@ -34,6 +34,9 @@ from grpo_lab import project  # noqa: E402
 COURSE = ROOT / "course"
 TARGETS = ("notebooks", "exercises", "solutions")
 MARKER = re.compile(r"^# %%(?: \[(markdown|exercise-md|exercise|check)\])?\s*$")
+# Notebooks that want a GPU on Colab: the badge opens them with a GPU runtime requested (notebook
+# metadata), and their install cell adds the pinned `gpu` extra (grpo_lab/requirements-gpu.txt).
+GPU_NOTEBOOKS = {"06_gsm8k_unsloth"}
 README_BEGIN, README_END = "<!-- notebook-table:begin -->", "<!-- notebook-table:end -->"
 
 
@@ -91,14 +94,19 @@ def solution(code: str) -> str:
 
 def header(target: str, stem: str, title: str) -> list:
     path = f"{target}/{stem}.ipynb"
+    gpu = stem in GPU_NOTEBOOKS
     badge = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
              f"  \n*{ {'notebooks': 'Lesson', 'exercises': 'Exercises', 'solutions': 'Solutions'}[target] }* — {title}")
+    comment = ("# On Colab, install grpo_lab with its pinned GPU stack (Unsloth, TRL, ...); elsewhere it is already "
+               "installed.\n" if gpu else
+               "# On Colab, install grpo_lab first; elsewhere it is already installed (pip install -e \".[dev]\").\n")
+    spec = project.pip_spec("gpu" if gpu else None)
     install = (
-        "# On Colab, install grpo_lab first; elsewhere it is already installed (pip install -e \".[dev]\").\n"
-        "import sys\n"
+        comment
+        + "import sys\n"
         "if \"google.colab\" in sys.modules:\n"
         "    import subprocess\n"
-        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{project.pip_spec()}\"], check=True)"
+        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{spec}\"], check=True)"
     )
     return [nbformat.v4.new_markdown_cell(badge), nbformat.v4.new_code_cell(install)]
 
@@ -121,6 +129,9 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
         nb = nbformat.v4.new_notebook()
         nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                        "language_info": {"name": "python"}}
+        if src.stem in GPU_NOTEBOOKS:  # Colab reads these and starts a GPU runtime
+            nb.metadata["accelerator"] = "GPU"
+            nb.metadata["colab"] = {"gpuType": "T4", "provenance": []}
         nb.cells = header(target, src.stem, title)
         n_ex = 0
         for kind, text in cells:

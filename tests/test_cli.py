@@ -83,6 +83,7 @@ def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeyp
     (["--steps", "0"], "steps must be >= 1"),
     (["--task", "word_problems"], "warm-started on arithmetic only"),
     (["--resume", "nowhere", "--steps", "3"], "drop --steps"),
+    (["--task", "gsm8k"], "needs a real instruct model"),
     (["--resume", "nowhere"], "not a grpo-lab comparison directory"),
 ])
 def test_bad_options_are_clear_errors(tmp_path, capsys, argv, message):
@@ -105,3 +106,17 @@ def test_tabular_policy_report_has_exact_passk(tmp_path):
     res = json.loads((run / "results" / "grpo-seed0.json").read_text())
     assert np.isclose(res["eval"]["pass_at_k"]["1"], res["history"][-1]["reward"], atol=0.05)
     assert "grpo_lab.simulator" in (run / "report.md").read_text()
+
+
+def test_gsm8k_with_an_unreachable_model_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["compare", "--task", "gsm8k", "--policy", "no-such-org/model", "--no-progress", "--out",
+                  str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "could not load 'no-such-org/model'" in err and "Traceback" not in err
+    assert not list(tmp_path.rglob("report.md"))

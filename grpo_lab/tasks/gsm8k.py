@@ -97,3 +97,51 @@ def is_correct(completion, reference) -> bool:
     want = reference_answer(reference)
     got = extract_answer(completion)
     return got is not None and got == want
+
+
+# ---------------------------------------------------------------------------------------------
+# The GSM8K data (notebook 06). Never committed here; downloaded from the hub by `datasets`.
+
+GSM8K_ID, GSM8K_CONFIG = "openai/gsm8k", "main"
+GSM8K_SIZES = {"train": 7473, "test": 1319}
+SYSTEM_PROMPT = ("Solve the math problem. Think step by step, then write the final answer on its own line "
+                 "as '#### <number>'.")
+
+
+def load_gsm8k(split: str = "train", smoke: bool = False, n: int | None = None, seed: int = 0):
+    """GSM8K problems as :class:`grpo_lab.tasks.Problem` (question, answer field with its "#### N" line).
+
+    ``smoke=True`` returns ``n`` (default 64) of the project's synthetic GSM8K-style word
+    problems instead: same fields, same grader, no download. Otherwise
+    ``datasets.load_dataset("openai/gsm8k", "main")`` is used (7,473 train / 1,319 test); when
+    the hub cannot be reached a ``RuntimeError`` explains how to get the data.
+    """
+    from .arithmetic import Problem
+    from .word_problems import word_problems
+
+    if split not in GSM8K_SIZES:
+        raise ValueError(f"GSM8K has splits {', '.join(GSM8K_SIZES)}; got {split!r}")
+    if smoke:
+        return word_problems(64 if n is None else n, seed=seed + (0 if split == "train" else 10_000))
+    try:
+        from datasets import load_dataset
+
+        ds = load_dataset(GSM8K_ID, GSM8K_CONFIG, split=split)
+    except Exception as e:  # datasets raises ConnectionError, OSError, DatasetNotFoundError, ... offline
+        raise RuntimeError(
+            f"could not load GSM8K ({GSM8K_ID!r}, {GSM8K_CONFIG!r}, split {split!r}): {type(e).__name__}: "
+            f"{str(e)[:200]}\nTo get it: run once with access to huggingface.co (it is then cached), or on a "
+            f"connected machine run datasets.load_dataset('{GSM8K_ID}', '{GSM8K_CONFIG}').save_to_disk(DIR) and "
+            f"copy DIR here; offline runs can use load_gsm8k(..., smoke=True) for synthetic problems.") from None
+    problems = [Problem(q, a, 0) for q, a in zip(ds["question"], ds["answer"])]
+    return problems if n is None else problems[:n]
+
+
+def as_chat_dataset(problems, system_prompt: str = SYSTEM_PROMPT):
+    """A ``datasets.Dataset`` with conversational ``prompt`` (system + user), ``answer`` and ``level`` columns."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({
+        "prompt": [[{"role": "system", "content": system_prompt}, {"role": "user", "content": p.prompt}]
+                   for p in problems],
+        "answer": [p.answer for p in problems], "level": [p.level for p in problems]})

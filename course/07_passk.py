@@ -1,0 +1,142 @@
+# %% [markdown]
+# # 07 — pass@k: does RL compress search or expand capacity?
+#
+# RL with verifiable rewards can raise pass@1 in two ways: by making the model *find* more
+# reliably what it could already sample (search compression: pass@k at large k stays put or
+# falls), or by making it solve problems it could not solve at any k (capacity expansion:
+# pass@k rises at every k). arXiv 2504.13837 reports mostly the first for RLVR; arXiv
+# 2605.07689 argues that fixed-reference advantages such as Sign push on never-solved
+# prompts and could do the second. pass@k curves before and after training tell them apart —
+# if pass@k is estimated without bias, and with its uncertainty.
+#
+# Data: the tiny-LM comparisons of notebook 05, made by `grpo-lab compare` (6 estimators × 3
+# seeds, 150 steps, 300 held-out problems × 16 samples; commands and dates printed below) and
+# shipped in the package; GSM8K results from notebook 06 when a `results/gsm8k` directory
+# exists (only after a GPU run).
+
+# %%
+import json
+import os
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from grpo_lab import checks, viz
+from grpo_lab.experiment import change_vs_start
+from grpo_lab.passk import naive_best_of_k, pass_at_k, pass_at_k_curve
+from grpo_lab.simulator import mean_ci
+
+DATA = json.loads((resources.files("grpo_lab") / "data" / "tiny_lm_passk.json").read_text())
+for label, d in DATA.items():
+    print(f"{label}: `{d['command']}` ({d['created']}), lr {d['base']['learning_rate']}, "
+          f"{len(d['start'])} problems x {d['n_samples']} samples")
+
+# %% [exercise-md]
+# ### Exercise 07.1 — the unbiased pass@k estimator
+# With n samples of which c are correct, the probability that k samples drawn without
+# replacement contain at least one correct one is `1 - C(n-c, k) / C(n, k)` (Chen et al.
+# 2021). Write `my_pass_at_k(n, c, k)` for integers, without computing huge binomials: use
+# the product `prod_{i=n-c+1}^{n} (1 - k / i)` for `C(n-c, k) / C(n, k)`, and return 1.0 when
+# `n - c < k`.
+
+# %% [exercise]
+def my_pass_at_k(n, c, k):
+    ### BEGIN SOLUTION
+    if n - c < k:
+        return 1.0
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    ### END SOLUTION
+
+# %% [check]
+checks.check_pass_at_k(my_pass_at_k)
+
+# %% [markdown]
+# ## 1. Naive estimators are biased low
+#
+# Two shortcuts are common: the plug-in `1 - (1 - c/n)^k`, and "best of k" by resampling k of
+# the n samples *with* replacement (a bootstrap). Both are below the unbiased estimate for
+# 1 < k ≤ n whenever 0 < c < n; at k = n the unbiased value is 1 for any c > 0. Measured on
+# the starting policy's samples:
+
+# %%
+base = DATA["lr1e-4"]
+n, c0 = base["n_samples"], np.asarray(base["start"])
+KS = [1, 2, 4, 8, 16]
+unbiased = [float(pass_at_k(n, c0, k).mean()) for k in KS]
+plugin = [float(np.mean(1 - (1 - c0 / n) ** k)) for k in KS]
+rows = [[1] * c + [0] * (n - c) for c in c0]
+boot = [naive_best_of_k(rows, k, n_boot=200, seed=0) for k in KS]
+for k, u, p, b in zip(KS, unbiased, plugin, boot):
+    print(f"pass@{k:<2}: unbiased {u:.3f}   plug-in {p:.3f} (bias {p - u:+.3f})   bootstrap {b:.3f} (bias {b - u:+.3f})")
+assert abs(unbiased[0] - plugin[0]) < 1e-12  # identical at k=1
+assert all(p < u for p, u in zip(plugin[1:], unbiased[1:]))
+assert boot[-1] < unbiased[-1] - 0.02  # best-of-n by resampling misses part of pass@n
+viz.passk_curves(KS, {"unbiased": unbiased, "plug-in": plugin, "bootstrap best-of-k": boot})
+
+# %% [markdown]
+# ## 2. Before and after RL, per estimator and learning rate
+#
+# The start curve's band is a bootstrap over problems; each estimator's band is a 95%
+# t-interval over its three seeds.
+
+# %%
+def curves(d):
+    start = pass_at_k_curve(d["n_samples"], d["start"], KS, n_boot=500, seed=0)
+    out, bands = {"start": start.mean}, {"start": (start.lo, start.hi)}
+    per_est = {}
+    for est, seeds in d["after"].items():
+        per_seed = np.array([[pass_at_k(d["n_samples"], np.asarray(c), k).mean() for k in KS] for c in seeds.values()])
+        per_est[est] = per_seed
+        out[est] = per_seed.mean(0)
+        cis = [mean_ci(per_seed[:, i]) for i in range(len(KS))]
+        bands[est] = ([x[1] for x in cis], [x[2] for x in cis])
+    return start, per_est, out, bands
+
+
+analysis = {}
+for label, d in DATA.items():
+    start, per_est, out, bands = curves(d)
+    analysis[label] = (start, per_est)
+    print(label)
+    display(viz.passk_curves(KS, out, bands))
+
+# %% [markdown]
+# ## 3. Compression or expansion? The intervals decide
+#
+# For each run: is pass@1 up, and is pass@16 up or down, relative to the start (t-interval
+# over seeds against the start value)? "Compression" = pass@1 up and pass@16 down;
+# "expansion" = pass@16 up. Anything else is reported as it is.
+
+# %%
+readings = {}
+for label, (start, per_est) in analysis.items():
+    for est, per_seed in per_est.items():
+        d1 = change_vs_start(start.mean[0], per_seed[:, 0])
+        d16 = change_vs_start(start.mean[-1], per_seed[:, -1])
+        kind = ("search compression" if d1 == "up" and d16 == "down" else
+                "capacity expansion" if d16 == "up" else f"pass@1 {d1}, pass@16 {d16}")
+        readings[label, est] = kind
+        print(f"{label:>7} {est:<7}: pass@1 {per_seed[:, 0].mean():.3f} ({d1}), pass@16 {per_seed[:, -1].mean():.3f} "
+              f"({d16}) vs start {start.mean[0]:.3f} / {start.mean[-1]:.3f} -> {kind}")
+    assert np.all(np.diff(per_seed, axis=1) >= -1e-12)  # pass@k never decreases in k
+print("capacity expansion anywhere:", [k for k, v in readings.items() if v == "capacity expansion"] or "no")
+
+# %% [markdown]
+# ## 4. GSM8K results from notebook 06, if any
+#
+# A GPU run of notebook 06 saves `results/gsm8k/<estimator>-seed<k>.json`; the same analysis
+# applies. Without a GPU run there is nothing to show, and this cell says so.
+
+# %%
+GPU_RESULTS = Path(os.environ.get("GRPO_LAB_RESULTS", "results/gsm8k"))
+found = sorted(GPU_RESULTS.glob("*-seed*.json")) if GPU_RESULTS.is_dir() else []
+if not found:
+    print(f"no GSM8K results in {GPU_RESULTS.resolve()}: run notebook 06 on a GPU first. Nothing is claimed here.")
+for path in found:
+    r = json.loads(path.read_text())
+    ev = r["eval"]
+    ks = [k for k in KS if k <= ev["n_samples"]]
+    cur = pass_at_k_curve(ev["n_samples"], ev["correct"], ks, n_boot=500)
+    print(f"{path.stem} on {r['device']} ({r['backend']}): greedy {ev['greedy']:.3f}; "
+          + ", ".join(f"pass@{k} {m:.3f} [{lo:.3f}, {hi:.3f}]" for k, m, lo, hi in zip(ks, cur.mean, cur.lo, cur.hi)))

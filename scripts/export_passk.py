@@ -1,0 +1,38 @@
+"""Export the per-problem correct counts of `grpo-lab compare` runs for notebook 07 (shipped in the package).
+
+    python scripts/export_passk.py docs/results/lr1e-4=RUN_DIR [more label=RUN_DIR ...]
+
+Writes grpo_lab/data/tiny_lm_passk.json: for each labelled comparison, its settings, the
+starting policy's counts and, per estimator and seed, the counts after training (correct out
+of n samples at temperature 1 for each held-out problem) and the problems' levels.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv):
+    out = {}
+    for arg in argv:
+        label, run = arg.split("=", 1)
+        run = Path(run)
+        conf = json.loads((run / "config.json").read_text())
+        start = json.loads((run / "start.json").read_text())
+        runs = {}
+        for est in conf["estimators"]:
+            for seed in conf["seeds"]:
+                r = json.loads((run / "results" / f"{est}-seed{seed}.json").read_text())
+                runs.setdefault(est, {})[str(seed)] = r["eval"]["correct"]
+        out[label] = dict(command=conf.get("command"), created=conf.get("created"), base=conf["base"],
+                          n_samples=start["n_samples"], levels=start["levels"], start=start["correct"], after=runs)
+    path = ROOT / "grpo_lab" / "data" / "tiny_lm_passk.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(out, separators=(",", ":")) + "\n")
+    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,138 @@
+"""The GPU path, tested on a CPU: backend choice and its errors, the GSM8K loader, the pins, and the
+Unsloth / TRL calls grpo_lab makes checked against the source of the pinned releases."""
+
+import ast
+import importlib.metadata
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from grpo_lab import policy
+from grpo_lab.policy import char_tokenizer, choose_backend, load_policy, tiny_causal_lm
+from grpo_lab.tasks.gsm8k import is_correct, load_gsm8k
+
+PINS_FILE = Path(policy.__file__).with_name("requirements-gpu.txt")
+
+
+def pins() -> dict:
+    out = {}
+    for line in PINS_FILE.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            req = Requirement(line)
+            (spec,) = req.specifier
+            out[req.name.lower().replace("-", "_")] = spec.version
+    return out
+
+
+@pytest.mark.parametrize("cuda, unsloth, want, why", [
+    (False, False, "transformers", "no CUDA GPU"), (False, True, "transformers", "no CUDA GPU"),
+    (True, False, "transformers", "unsloth not installed"), (True, True, "unsloth", "CUDA GPU visible"),
+])
+def test_auto_backend(cuda, unsloth, want, why):
+    backend, reason = choose_backend("auto", cuda=cuda, unsloth=unsloth)
+    assert backend == want and why in reason
+
+
+def test_explicit_unsloth_errors():
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        choose_backend("unsloth", cuda=False, unsloth=True)
+    with pytest.raises(RuntimeError, match="needs the unsloth package"):
+        choose_backend("unsloth", cuda=True, unsloth=False)
+    with pytest.raises(ValueError, match="unknown backend 'vllm'"):
+        choose_backend("vllm")
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):  # this machine: no GPU
+        load_policy("Qwen/Qwen2.5-0.5B-Instruct", backend="unsloth")
+
+
+def test_transformers_backend_with_lora_from_a_local_path(tmp_path):
+    tok = char_tokenizer()
+    tiny_causal_lm(tok).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    model, tok2, info = load_policy(str(tmp_path), backend="auto", lora_r=4)
+    assert info.backend == "transformers" and "no CUDA GPU" in info.why and info.lora["alpha"] == 8
+    assert any("lora_A" in n for n, _ in model.named_parameters())
+    assert sum(p.requires_grad for p in model.parameters()) < len(list(model.parameters()))
+    _, _, tiny = load_policy("tiny-lm")
+    assert tiny.backend == "transformers" and "tiny LM" in tiny.why
+
+
+def test_unknown_model_offline_is_a_clear_error(tmp_path):
+    code = ("from grpo_lab.policy import load_policy\n"
+            "try:\n    load_policy('no-such-org/no-such-model')\n"
+            "except RuntimeError as e:\n    print('ERR', e)\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    assert "ERR could not load 'no-such-org/no-such-model'" in out and "tiny-lm" in out
+
+
+def test_gsm8k_offline_error_and_smoke_fallback(tmp_path):
+    code = ("from grpo_lab.tasks.gsm8k import load_gsm8k\n"
+            "try:\n    load_gsm8k('test')\n"
+            "except RuntimeError as e:\n    print('ERR', e)\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    assert "ERR could not load GSM8K" in out and "save_to_disk" in out and "smoke=True" in out
+    smoke = load_gsm8k("train", smoke=True, n=20)
+    assert len(smoke) == 20 and all("####" in p.answer and is_correct(p.answer, p.answer) for p in smoke)
+    assert load_gsm8k("test", smoke=True, n=5) != smoke[:5]  # test and train differ
+    with pytest.raises(ValueError, match="splits train, test"):
+        load_gsm8k("validation")
+
+
+def test_gpu_pins_live_in_one_place():
+    req = importlib.metadata.requires("grpo-lab") or []
+    gpu = sorted(r.split(";")[0].strip().lower().replace("-", "_") for r in req if 'extra == "gpu"' in r)
+    assert gpu == sorted(f"{k}=={v}" for k, v in pins().items())
+    nb = (Path(__file__).resolve().parents[1] / "notebooks" / "06_gsm8k_unsloth.ipynb").read_text()
+    assert "[gpu]" in nb and '"accelerator": "GPU"' in nb
+
+
+def _wheel(tmp_path: Path, name: str, version: str) -> zipfile.ZipFile:
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(tmp_path),
+                    f"{name}=={version}"], check=True, capture_output=True, timeout=300)
+    (whl,) = [p for p in tmp_path.glob("*.whl") if p.name.lower().startswith(name.lower().replace("-", "_"))]
+    return zipfile.ZipFile(whl)
+
+
+def _params(source: str, cls: str, fn: str) -> set:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef) and f.name == fn:
+                    a = f.args
+                    return {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    raise AssertionError(f"{cls}.{fn} not found")
+
+
+def test_unsloth_calls_match_the_pinned_release(tmp_path):
+    p = pins()
+    whl = _wheel(tmp_path, "unsloth", p["unsloth"])
+    loader = whl.read("unsloth/models/loader.py").decode()
+    llama = whl.read("unsloth/models/llama.py").decode()
+    assert "class FastLanguageModel(FastLlamaModel)" in loader  # get_peft_model is inherited from FastLlamaModel
+    missing = set(policy.UNSLOTH_FROM_PRETRAINED_KW) - _params(loader, "FastLanguageModel", "from_pretrained")
+    assert not missing, f"FastLanguageModel.from_pretrained has no {missing}"
+    missing = set(policy.UNSLOTH_GET_PEFT_MODEL_KW) - _params(llama, "FastLlamaModel", "get_peft_model")
+    assert not missing, f"FastLlamaModel.get_peft_model has no {missing}"
+    # the pinned set satisfies unsloth's own requirements
+    meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+    for line in whl.read(meta).decode().splitlines():
+        if line.startswith("Requires-Dist:") and "extra ==" not in line:
+            req = Requirement(line.split(":", 1)[1].strip())
+            key = req.name.lower().replace("-", "_")
+            if key in p:
+                assert req.specifier.contains(p[key], prereleases=True), f"{key}=={p[key]} violates {req}"
+
+
+def test_trl_hooks_exist_in_the_pinned_trl(tmp_path):
+    whl = _wheel(tmp_path, "trl", pins()["trl"])
+    src = whl.read("trl/trainer/grpo_trainer.py").decode()
+    for needle in ("def _calculate_rewards(", "def _generate_and_score_completions(", 'self._logs["advantages"]',
+                   "self.multi_objective_aggregation", "self.reward_weights", "self.num_generations_eval",
+                   "def log(", 'self._metrics[mode]'):
+        assert needle in src, needle
