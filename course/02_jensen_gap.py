@@ -9,7 +9,6 @@
 
 # %%
 import numpy as np
-import torch
 
 import grpo_lab as gl
 from grpo_lab import checks, viz

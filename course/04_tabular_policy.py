@@ -17,7 +17,7 @@ import torch
 
 import grpo_lab as gl
 from grpo_lab import checks, viz
-from grpo_lab.simulator import (SimConfig, expected_pass_at_k, mean_ci, policy_gradient, sample_success_rates,
+from grpo_lab.simulator import (SimConfig, expected_pass_at_k, mean_ci, sample_success_rates,
                                 simulate)
 
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"

@@ -21,6 +21,7 @@ import time
 import warnings
 
 import numpy as np
+from IPython.display import display
 import torch
 
 import grpo_lab as gl

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from IPython.display import display
 
 from grpo_lab import checks, viz
 from grpo_lab.experiment import change_vs_start

@@ -22,7 +22,6 @@ import numpy as np
 
 from .advantages import ESTIMATORS
 from .passk import pass_at_k
-from .starvation import collapse_rate
 
 POLICIES = ("tiny-lm", "tabular")  # or a local path / hub id of a causal LM
 

@@ -9,7 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-import torch
 from trl import GRPOConfig
 
 from grpo_lab.policy import load_tiny_lm
