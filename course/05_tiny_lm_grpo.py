@@ -30,7 +30,7 @@ from grpo_lab.compare import fmt_ci
 from grpo_lab.experiment import (RunConfig, change_vs_start, evaluate_start, pass_at_k_of, start_starvation,
                                  summarize_rows, train_one)
 from grpo_lab.policy import load_tiny_lm, sample_completions
-from grpo_lab.simulator import mean_ci
+from grpo_lab.simulator import mean_ci, mean_ci_columns
 from grpo_lab.tasks import LEVELS, arithmetic_problems
 from grpo_lab.tasks.gsm8k import extract_answer
 
@@ -213,9 +213,8 @@ for lr in LRS:
     bands = {}
     for e, rs in runs[lr].items():
         per_seed = np.array([[pass_at_k_of(r["eval"])[k] for k in KS] for r in rs])
-        curves[e] = per_seed.mean(0)
-        cis = [mean_ci(per_seed[:, i]) for i in range(len(KS))]
-        bands[e] = ([c[1] for c in cis], [c[2] for c in cis])
+        curves[e], lo, hi = mean_ci_columns(per_seed)
+        bands[e] = (lo, hi)
         assert np.all(np.diff(per_seed, axis=1) >= -1e-12), "pass@k must not decrease with k"
     print(f"lr={lr:g}")
     display(viz.passk_curves(KS, curves, bands))

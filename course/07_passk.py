@@ -26,7 +26,7 @@ from IPython.display import display
 from grpo_lab import checks, viz
 from grpo_lab.experiment import change_vs_start
 from grpo_lab.passk import naive_best_of_k, pass_at_k, pass_at_k_curve
-from grpo_lab.simulator import mean_ci
+from grpo_lab.simulator import mean_ci_columns
 
 DATA = json.loads((resources.files("grpo_lab") / "data" / "tiny_lm_passk.json").read_text())
 for label, d in DATA.items():
@@ -89,9 +89,8 @@ def curves(d):
     for est, seeds in d["after"].items():
         per_seed = np.array([[pass_at_k(d["n_samples"], np.asarray(c), k).mean() for k in KS] for c in seeds.values()])
         per_est[est] = per_seed
-        out[est] = per_seed.mean(0)
-        cis = [mean_ci(per_seed[:, i]) for i in range(len(KS))]
-        bands[est] = ([x[1] for x in cis], [x[2] for x in cis])
+        out[est], lo, hi = mean_ci_columns(per_seed)
+        bands[est] = (lo, hi)
     return start, per_est, out, bands
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from .experiment import (RunConfig, _write_json_atomic, evaluate_start, gsm8k_config, pass_at_k_of,
                          start_starvation, summarize_rows, train_gsm8k, train_one, train_tabular)
-from .simulator import mean_ci
+from .simulator import mean_ci, mean_ci_columns
 
 KS = (1, 2, 4, 8, 16)
 
@@ -190,9 +190,8 @@ def write_report(out: Path, conf: dict) -> Path:
     bands = {}
     for e, runs in results.items():
         per_seed = np.array([[_passk(r)[k] for k in ks] for r in runs])
-        curves[e] = per_seed.mean(0)
-        cis = [mean_ci(per_seed[:, i]) for i in range(len(ks))]
-        bands[e] = ([c[1] for c in cis], [c[2] for c in cis])
+        curves[e], lo, hi = mean_ci_columns(per_seed)
+        bands[e] = (lo, hi)
     figs["passk.png"] = viz.passk_curves(ks, curves, bands)
     if not tabular:
         after = {e: {int(lv): mean_ci([r["eval"]["greedy_by_level"][lv] for r in runs])

@@ -71,23 +71,11 @@ class RunConfig:
 
 
 def load_policy_model(policy: str):
-    """``(model, tokenizer)`` for ``policy``: the shipped tiny LM, or a causal LM by local path / hub id."""
-    from .policy import load_tiny_lm
+    """``(model, tokenizer)`` for ``policy``: the shipped tiny LM, or a causal LM by local path / hub id,
+    loaded with transformers for full fine-tuning (:func:`grpo_lab.policy.load_policy` without LoRA)."""
+    from .policy import load_policy
 
-    if policy == "tiny-lm":
-        return load_tiny_lm()
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        tok = AutoTokenizer.from_pretrained(policy)
-        model = AutoModelForCausalLM.from_pretrained(policy)
-    except OSError as e:
-        raise RuntimeError(f"could not load the causal LM {policy!r}: it is neither a local directory with a "
-                           f"model nor reachable on the Hugging Face hub ({type(e).__name__}: {e}). Offline, "
-                           f"use --policy tiny-lm or a local path.") from None
-    if tok.pad_token is None:
-        tok.pad_token = tok.eos_token
-    tok.padding_side = "left"
+    model, tok, _ = load_policy(policy, backend="transformers", lora_r=None)
     return model, tok
 
 
@@ -221,7 +209,7 @@ def train_tabular(cfg: RunConfig, n_prompts: int = 2000) -> dict:
     from .simulator import SimConfig, simulate
 
     cfg.validate()
-    ev = _tiny_lm_start(cfg)
+    ev = evaluate_start(cfg)
     p = np.asarray(ev["correct"]) / ev["n_samples"]
     rng = np.random.default_rng(cfg.data_seed)
     p0 = np.clip(rng.choice(p, size=n_prompts), 1e-3, 1 - 1e-3)
@@ -240,7 +228,8 @@ def train_tabular(cfg: RunConfig, n_prompts: int = 2000) -> dict:
 _START_CACHE: dict = {}
 
 
-def _tiny_lm_start(cfg: RunConfig) -> dict:
+def evaluate_start(cfg: RunConfig) -> dict:
+    """The shared starting policy's evaluation (cached per evaluation setting)."""
     if cfg.task == "gsm8k":
         return _gsm8k_start(cfg)
     key = (cfg.policy if cfg.policy != "tabular" else "tiny-lm", cfg.task, cfg.eval_problems, cfg.eval_seed,
@@ -250,11 +239,6 @@ def _tiny_lm_start(cfg: RunConfig) -> dict:
         _START_CACHE[key] = evaluate(model, tok, problems_for(cfg, "eval"), cfg.eval_samples, cfg.eval_seed,
                                      cfg.max_completion_length)
     return _START_CACHE[key]
-
-
-def evaluate_start(cfg: RunConfig) -> dict:
-    """The shared starting policy's evaluation (cached per evaluation setting)."""
-    return _tiny_lm_start(cfg)
 
 
 def summarize_rows(history: list[dict], first: int = 10) -> dict:

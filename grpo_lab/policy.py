@@ -301,6 +301,7 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
                            f"or a local path.") from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
+    tok.padding_side = "left"  # generation continues on the right
     if lora:
         from peft import LoraConfig, get_peft_model
 

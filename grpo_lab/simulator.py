@@ -154,3 +154,13 @@ def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
         q = NormalDist().inv_cdf(0.5 + confidence / 2)
     half = q * float(v.std(ddof=1)) / np.sqrt(v.size)
     return m, m - half, m + half
+
+
+def mean_ci_columns(values, confidence: float = 0.95):
+    """:func:`mean_ci` of every column of ``values`` [seeds, K]: arrays ``(mean, lo, hi)`` of length K.
+
+    Used for curves over k or steps with one row per seed (notebooks 05, 07, ``grpo-lab compare``).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    m, lo, hi = zip(*(mean_ci(v[:, j], confidence) for j in range(v.shape[1])))
+    return np.asarray(m), np.asarray(lo), np.asarray(hi)

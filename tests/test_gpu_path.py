@@ -61,21 +61,22 @@ def test_transformers_backend_with_lora_from_a_local_path(tmp_path):
     assert tiny.backend == "transformers" and "tiny LM" in tiny.why
 
 
-def test_unknown_model_offline_is_a_clear_error(tmp_path):
-    code = ("from grpo_lab.policy import load_policy\n"
-            "try:\n    load_policy('no-such-org/no-such-model')\n"
-            "except RuntimeError as e:\n    print('ERR', e)\n")
+def offline_error(call: str, tmp_path) -> str:
+    """Run ``call`` in a fresh interpreter with the hub offline and an empty cache; the RuntimeError it printed."""
+    module, fn = call.split(":")
+    code = (f"from {module} import {fn.split('(')[0]}\n"
+            f"try:\n    {fn}\nexcept RuntimeError as e:\n    print('ERR', e)\n")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+
+
+def test_unknown_model_offline_is_a_clear_error(tmp_path):
+    out = offline_error("grpo_lab.policy:load_policy('no-such-org/no-such-model')", tmp_path)
     assert "ERR could not load 'no-such-org/no-such-model'" in out and "tiny-lm" in out
 
 
 def test_gsm8k_offline_error_and_smoke_fallback(tmp_path):
-    code = ("from grpo_lab.tasks.gsm8k import load_gsm8k\n"
-            "try:\n    load_gsm8k('test')\n"
-            "except RuntimeError as e:\n    print('ERR', e)\n")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    out = offline_error("grpo_lab.tasks.gsm8k:load_gsm8k('test')", tmp_path)
     assert "ERR could not load GSM8K" in out and "save_to_disk" in out and "smoke=True" in out
     smoke = load_gsm8k("train", smoke=True, n=20)
     assert len(smoke) == 20 and all("####" in p.answer and is_correct(p.answer, p.answer) for p in smoke)
