@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ._checks import as_int, as_number
+
 NAN_POLICIES = ("unscored", "raise")
 
 
@@ -26,16 +28,29 @@ NAN_POLICIES = ("unscored", "raise")
 class Grouped:
     """A ``[B, G]`` view of the rewards plus what is needed to undo it."""
 
-    values: torch.Tensor  # [B, G] float, NaN where unscored
+    values: torch.Tensor  # [B, G] float (float32 at least), NaN where unscored
     valid: torch.Tensor | None  # [B, G] bool, None when every reward is scored
     shape: torch.Size  # the caller's original shape
+    dtype: torch.dtype | None = None  # the caller's dtype when it was narrower than float32
 
     @property
     def group_size(self) -> int:
         return self.values.shape[1]
 
     def restore(self, out: torch.Tensor) -> torch.Tensor:
-        return out.reshape(self.shape)
+        out = out.reshape(self.shape)
+        return out if self.dtype is None or out.dtype == torch.bool else out.to(self.dtype)
+
+
+def check_group_size(group_size) -> int:
+    """``group_size`` as a Python int (any integer type; see :func:`grpo_lab._checks.as_int`), at least 2."""
+    g = as_int("group_size", group_size)
+    if g < 2:
+        raise ValueError(f"group_size must be >= 2 (a group of one has no baseline), got {g}")
+    return g
+
+
+check_option = as_number
 
 
 def as_tensor(rewards) -> torch.Tensor:
@@ -52,6 +67,9 @@ def as_tensor(rewards) -> torch.Tensor:
     return rewards
 
 
+_NARROW = (torch.float16, torch.bfloat16)
+
+
 def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grouped:
     """Validate ``rewards`` and return their ``[B, G]`` view.
 
@@ -66,7 +84,7 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
     if r.dim() == 2:
         if group_size is None:
             group_size = r.shape[1]
-        elif r.shape[1] != group_size:
+        elif r.shape[1] != check_group_size(group_size):
             raise ValueError(
                 f"rewards of shape {tuple(r.shape)} are [B, G] with G={r.shape[1]}, but group_size={group_size}"
             )
@@ -74,10 +92,7 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
         raise ValueError(f"rewards must be 1-D (B*G, grouped contiguously) or 2-D [B, G]; got shape {tuple(r.shape)}")
     if group_size is None:
         raise ValueError("group_size is required for flat (1-D) rewards")
-    if isinstance(group_size, bool) or not isinstance(group_size, int):
-        raise TypeError(f"group_size must be an int, got {type(group_size).__name__}")
-    if group_size < 2:
-        raise ValueError(f"group_size must be >= 2 (a group of one has no baseline), got {group_size}")
+    group_size = check_group_size(group_size)
     if r.numel() == 0:
         raise ValueError("rewards is empty")
     if r.dim() == 1 and r.numel() % group_size != 0:
@@ -95,33 +110,47 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
         if has_nan and nan_policy == "raise":
             where = torch.nonzero(nan.reshape(-1)).reshape(-1)[:5].tolist()
             raise ValueError(f"rewards contain NaN at flat positions {where} and nan_policy='raise'")
+    narrow = r.dtype if r.dtype in _NARROW else None
     values = r.reshape(-1, group_size)
+    if narrow is not None:  # half-precision statistics overflow (a spread of ~300 squares past 65504)
+        values = values.float()
     valid = ~nan.reshape(-1, group_size) if has_nan else None
-    return Grouped(values=values, valid=valid, shape=r.shape)
+    return Grouped(values=values, valid=valid, shape=r.shape, dtype=narrow)
 
 
 @dataclass
 class GroupStats:
     """Per-group sufficient statistics over the scored entries, each ``[B, 1]``.
 
-    ``n`` scored count, ``mean``, ``ss`` the sum of squared deviations from the mean,
-    and ``centered`` = values - mean (0 where unscored), kept because most estimators
-    need it. Pooling these with extra (virtual) samples is exact: see :func:`pool`.
+    ``n`` scored count, ``mean``, ``norm`` the root of the sum of squared deviations from
+    the mean (kept as a root so that it cannot overflow where the rewards themselves do not),
+    and ``centered`` = values - mean (0 where unscored), kept because most estimators need
+    it. Pooling these with extra (virtual) samples is exact: see :func:`pool`.
     """
 
     n: torch.Tensor
     mean: torch.Tensor
-    ss: torch.Tensor
+    norm: torch.Tensor
     centered: torch.Tensor
 
     def std(self, unbiased: bool = True) -> torch.Tensor:
         """Group std; NaN where it is undefined (fewer than 2 scored entries with Bessel), as TRL's nanstd."""
-        return std_from(self.n, self.ss, unbiased)
+        return std_from(self.n, self.norm, unbiased)
 
 
-def std_from(n: torch.Tensor, ss: torch.Tensor, unbiased: bool) -> torch.Tensor:
+def std_from(n: torch.Tensor, norm: torch.Tensor, unbiased: bool) -> torch.Tensor:
+    """``norm / sqrt(dof)``: the std from the root sum of squares, never squaring it."""
     dof = n - 1 if unbiased else n
-    return torch.sqrt(ss / torch.where(dof > 0, dof, torch.full_like(dof, float("nan"))))
+    return norm / torch.sqrt(torch.where(dof > 0, dof, torch.full_like(dof, float("nan"))))
+
+
+def _root_ss(centered: torch.Tensor) -> torch.Tensor:
+    """``sqrt(sum(centered**2))`` per group without overflow: each group is divided by its
+    largest deviation first (vector_norm squares internally and overflows float32 at ~1.8e19)."""
+    scale = centered.abs().amax(dim=1, keepdim=True)
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    # vector_norm over the short group axis is several times faster on CPU than var/std
+    return torch.linalg.vector_norm(centered / scale, dim=1, keepdim=True) * scale
 
 
 def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:
@@ -129,28 +158,27 @@ def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:
     if valid is None:
         mean = values.mean(dim=1, keepdim=True)
         centered = values - mean
-        # vector_norm over the short group axis is several times faster on CPU than var/std
-        ss = torch.linalg.vector_norm(centered, dim=1, keepdim=True).square_()
         n = torch.full_like(mean, values.shape[1])
-        return GroupStats(n=n, mean=mean, ss=ss, centered=centered)
+        return GroupStats(n=n, mean=mean, norm=_root_ss(centered), centered=centered)
     zero = torch.zeros((), dtype=values.dtype)
     n = valid.sum(dim=1, keepdim=True).to(values.dtype)
     mean = torch.where(valid, values, zero).sum(dim=1, keepdim=True) / n  # NaN for an all-unscored group
     centered = torch.where(valid, values - mean, zero)
-    ss = torch.linalg.vector_norm(centered, dim=1, keepdim=True).square_()
-    return GroupStats(n=n, mean=mean, ss=ss, centered=centered)
+    return GroupStats(n=n, mean=mean, norm=_root_ss(centered), centered=centered)
 
 
 def pool(stats: GroupStats, k: int, s1: torch.Tensor, s2: torch.Tensor):
     """Pool each group with k extra samples whose sum is ``s1`` and sum of squares ``s2`` (``[B, 1]``).
 
-    Returns ``(n, mean, ss)`` of the union (the parallel-variance formula); exact, no
-    concatenation needed.
+    Returns ``(n, mean, norm)`` of the union (the parallel-variance formula); exact, no
+    concatenation needed. Computed in float64 so that squares of float32 rewards cannot overflow.
     """
-    n_t = stats.n + k
-    mean_t = (stats.n * stats.mean + s1) / n_t
-    ss_t = stats.ss + stats.n * (stats.mean - mean_t) ** 2 + (s2 - 2 * mean_t * s1 + k * mean_t**2)
-    return n_t, mean_t, ss_t.clamp_min_(0)
+    dt = stats.mean.dtype
+    n, mean, s1, s2 = stats.n.double(), stats.mean.double(), s1.double(), s2.double()
+    n_t = n + k
+    mean_t = (n * mean + s1) / n_t
+    ss_t = stats.norm.double().square() + n * (mean - mean_t) ** 2 + (s2 - 2 * mean_t * s1 + k * mean_t**2)
+    return n_t.to(dt), mean_t.to(dt), ss_t.clamp_min(0).sqrt().to(dt)
 
 
 def zero_unscored(adv: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor:
@@ -166,5 +194,5 @@ def homogeneous(stats: GroupStats, tol: float) -> torch.Tensor:
     A group with fewer than two scored completions counts as homogeneous: it cannot
     produce a within-group contrast either.
     """
-    std = std_from(stats.n, stats.ss, unbiased=False).squeeze(1)
+    std = std_from(stats.n, stats.norm, unbiased=False).squeeze(1)
     return (stats.n.squeeze(1) < 2) | (std < tol)

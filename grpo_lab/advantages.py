@@ -7,7 +7,13 @@ as in TRL's ``GRPOTrainer``) or a ``[B, G]`` matrix. Nothing here imports TRL.
 Use :func:`compute_advantages` to pick an estimator by name; :data:`ESTIMATORS`
 lists the names. NaN rewards mean "unscored" (TRL's convention): they are left out
 of their group's statistics and get advantage 0 (``nan_policy="raise"`` refuses them).
-No estimator returns NaN or inf, for any group, degenerate ones included.
+No estimator returns NaN or inf for valid input, degenerate groups included: the group std
+is computed from the centred rewards with per-group scaling (and half-precision rewards in
+float32, the result cast back), so it cannot overflow where the rewards themselves are
+finite and their group sums do not overflow; every numeric option is validated (``eps``,
+``tau`` and ``tol`` finite and > 0, ``threshold`` and ``alpha`` finite) and a bad one is a
+``ValueError`` that names it. Rewards that require grad are differentiated through (no op
+is in place). ``group_size`` may be any integer type (``int``, ``numpy.int64``).
 
 =============  ====================================================  ==================
 name           advantage of completion i in group g                  source
@@ -30,7 +36,8 @@ from typing import Callable
 
 import torch
 
-from ._groups import Grouped, GroupStats, group, group_stats, homogeneous, pool, std_from, zero_unscored
+from ._groups import (Grouped, GroupStats, check_group_size, check_option, group, group_stats, homogeneous, pool,
+                      std_from, zero_unscored)
 
 DEFAULT_EPS = 1e-4  # TRL adds 1e-4 to the group std
 DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
@@ -41,8 +48,20 @@ def _finish(g: Grouped, adv: torch.Tensor) -> torch.Tensor:
 
 
 def _normalise(stats: GroupStats, eps: float, unbiased: bool) -> torch.Tensor:
-    """``(r - mean) / (std + eps)`` from the group statistics (consumes ``stats.centered``)."""
-    return stats.centered.mul_((stats.std(unbiased) + eps).reciprocal_())
+    """``(r - mean) / (std + eps)`` from the group statistics.
+
+    Out of place throughout, so that rewards that require grad can be differentiated through.
+    """
+    return stats.centered * (stats.std(unbiased) + eps).reciprocal()
+
+
+def _eps(eps) -> float:
+    # eps = 0 would turn every degenerate group into 0/0 = NaN
+    return check_option("eps", eps, low=0.0, low_open=True)
+
+
+def _tol(name: str, tol) -> float:
+    return check_option(name, tol, low=0.0, low_open=True)
 
 
 def grpo(rewards, group_size: int | None = None, *, eps: float = DEFAULT_EPS, unbiased: bool = True,
@@ -55,6 +74,7 @@ def grpo(rewards, group_size: int | None = None, *, eps: float = DEFAULT_EPS, un
     Near-degenerate groups are where this estimator is dangerous: one success among
     G - 1 failures gets ``(G - 1) / sqrt(G)`` (notebook 03).
     """
+    eps = _eps(eps)
     g = group(rewards, group_size, nan_policy)
     return _finish(g, _normalise(group_stats(g.values, g.valid), eps, unbiased))
 
@@ -79,7 +99,7 @@ def rloo(rewards, group_size: int | None = None, *, nan_policy: str = "unscored"
     stats = group_stats(g.values, g.valid)
     others = stats.n - 1
     scale = stats.n / torch.where(others > 0, others, torch.full_like(others, float("nan")))
-    return _finish(g, stats.centered.mul_(scale))
+    return _finish(g, stats.centered * scale)
 
 
 def sign(rewards, group_size: int | None = None, *, threshold: float | None = None,
@@ -97,8 +117,7 @@ def sign(rewards, group_size: int | None = None, *, threshold: float | None = No
     g = group(rewards, group_size, nan_policy)
     v = g.values
     if threshold is not None:
-        if not math.isfinite(threshold):
-            raise ValueError(f"threshold must be finite, got {threshold}")
+        threshold = check_option("threshold", threshold)
         binary = (v >= threshold).to(v.dtype)
     else:
         # r * (1 - r) is 0 exactly for r in {0, 1}: one fused pass, then a detailed scan only if needed
@@ -113,7 +132,7 @@ def sign(rewards, group_size: int | None = None, *, threshold: float | None = No
                     "Pass threshold=... to binarise explicitly."
                 )
         binary = v
-    return _finish(g, binary.mul(2.0).sub_(1.0))
+    return _finish(g, binary * 2.0 - 1.0)
 
 
 def dapo_keep_mask(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU,
@@ -125,6 +144,7 @@ def dapo_keep_mask(rewards, group_size: int | None = None, *, tol: float = DEFAU
     as ``rewards``. DAPO resamples until the batch is full of kept groups; a caller can do
     that, drop, or reweight with this mask.
     """
+    tol = _tol("tol", tol)
     g = group(rewards, group_size, nan_policy)
     keep = (~homogeneous(group_stats(g.values, g.valid), tol)).unsqueeze(1).expand_as(g.values)
     if g.valid is not None:
@@ -140,10 +160,11 @@ def dapo(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU, ep
     For 0/1 rewards this equals :func:`grpo` (a degenerate group already gets 0); the
     difference is bookkeeping: DAPO refills the batch with informative groups instead.
     """
+    tol, eps = _tol("tol", tol), _eps(eps)
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
     keep = ~homogeneous(stats, tol)
-    return _finish(g, _normalise(stats, eps, unbiased).mul_(keep.unsqueeze(1)))
+    return _finish(g, _normalise(stats, eps, unbiased) * keep.unsqueeze(1))
 
 
 # ----------------------------------------------------------------------------- AVSPO
@@ -153,8 +174,9 @@ R_MAX_READINGS = ("scale", "group")
 
 def avspo_num_virtual(acr: float, group_size: int, alpha: float = 0.5) -> int:
     """AVSPO's number of virtual rewards per homogeneous group: ``K = max(1, min(G, ceil(G * ACR**alpha)))``."""
-    if not 0.0 <= acr <= 1.0:
-        raise ValueError(f"acr must be in [0, 1], got {acr}")
+    acr = check_option("acr", acr, low=0.0, high=1.0)
+    alpha = check_option("alpha", alpha, low=0.0)
+    group_size = check_group_size(group_size)
     return max(1, min(group_size, math.ceil(group_size * acr**alpha - 1e-12)))
 
 
@@ -174,7 +196,7 @@ def _with_virtual(g: Grouped, stats: GroupStats, homog: torch.Tensor, k: int, s1
     h = homog.unsqueeze(1)
     mean = torch.where(h, mean_t, stats.mean)
     std = torch.where(h, std_from(n_t, ss_t, unbiased), stats.std(unbiased))
-    return (g.values - mean).mul_((std + eps).reciprocal_())
+    return (g.values - mean) * (std + eps).reciprocal()
 
 
 def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alpha: float = 0.5,
@@ -209,6 +231,10 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
     With ``return_info=True`` returns ``(advantages, info)`` with ``info`` a dict of
     ``acr``, ``active`` and ``k``.
     """
+    threshold = check_option("threshold", threshold, low=0.0, high=1.0)
+    alpha = check_option("alpha", alpha, low=0.0)
+    tau, eps = _tol("tau", tau), _eps(eps)
+    reward_max = check_option("reward_max", reward_max)
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tau)
@@ -224,7 +250,7 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
             scale = torch.where(torch.isfinite(scale), scale, torch.zeros_like(scale))  # all-unscored group
         elif isinstance(r_max, str) and r_max == "scale":
             scale = torch.full_like(stats.mean, float(reward_max))
-        elif isinstance(r_max, (int, float)) and not isinstance(r_max, bool) and math.isfinite(r_max):
+        elif isinstance(r_max, (int, float)) and not isinstance(r_max, bool) and math.isfinite(float(r_max)):
             scale = torch.full_like(stats.mean, float(r_max))
         else:
             raise ValueError(f"r_max must be one of {R_MAX_READINGS} or a finite number, got {r_max!r}")
@@ -247,6 +273,8 @@ def avspo_code(rewards, group_size: int | None = None, *, tau: float = DEFAULT_T
     group gets ``A = -0.2 / sqrt(0.2) = -0.447`` for each completion. Mixed groups get
     :func:`grpo`'s advantages.
     """
+    tau, eps = _tol("tau", tau), _eps(eps)
+    reward_min, reward_max = check_option("reward_min", reward_min), check_option("reward_max", reward_max)
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tau)
@@ -279,8 +307,7 @@ class AVSPOController:
     history: list = field(default_factory=list)
 
     def __call__(self, rewards, group_size: int | None = None, **options) -> torch.Tensor:
-        if not 0.0 <= self.ema <= 1.0:
-            raise ValueError(f"ema must be in [0, 1], got {self.ema}")
+        check_option("ema", self.ema, low=0.0, high=1.0)
         adv, info = avspo(rewards, group_size, threshold=self.threshold, alpha=self.alpha, tau=self.tau,
                           r_max=self.r_max, reward_max=self.reward_max, eps=self.eps, return_info=True, **options)
         self.history.append((info["acr"], self.threshold, info["active"], info["k"]))

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import as_int, as_number
+
 
 def _counts(x, name: str) -> np.ndarray:
     a = np.asarray(x)
@@ -32,10 +34,7 @@ def pass_at_k(n, c, k: int):
     other; ``k`` is one integer. Returns a float for scalar input, else a numpy array.
     Raises ``ValueError`` for ``k < 1``, ``n < k``, ``c < 0`` or ``c > n``.
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = as_int("k", k, minimum=1)
     n_arr, c_arr = np.broadcast_arrays(_counts(n, "n"), _counts(c, "c"))
     if (n_arr < k).any():
         raise ValueError(f"pass@{k} needs at least k={k} samples per problem; got n={int(n_arr.min())}")
@@ -85,9 +84,14 @@ def pass_at_k_curve(n, c, ks, n_boot: int = 1000, confidence: float = 0.95, seed
     n_arr, c_arr = n_arr.reshape(-1), c_arr.reshape(-1)
     if n_arr.size == 0:
         raise ValueError("no problems given")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    ks = np.asarray(sorted(set(int(k) for k in ks)))
+    confidence = as_number("confidence", confidence, low=0.0, high=1.0, low_open=True)
+    if confidence == 1.0:
+        raise ValueError("confidence must be < 1, got 1")
+    n_boot = as_int("n_boot", n_boot, minimum=1)
+    ks = [as_int("each k in ks", k, minimum=1) for k in np.asarray(ks, dtype=object).reshape(-1)]
+    if not ks:
+        raise ValueError("ks is empty: give at least one k")
+    ks = np.asarray(sorted(set(ks)))
     per_problem = np.stack([pass_at_k(n_arr, c_arr, int(k)) for k in ks])  # [K, P]
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n_arr.size, size=(n_boot, n_arr.size))
@@ -105,6 +109,8 @@ def naive_best_of_k(correct, k: int, n_boot: int = 200, seed: int = 0) -> float:
     samples. ``correct`` is a list (one entry per problem) of 0/1 sequences.
     Kept to show the bias (notebook 07), not to be used.
     """
+    k = as_int("k", k, minimum=1)
+    n_boot = as_int("n_boot", n_boot, minimum=1)
     rng = np.random.default_rng(seed)
     scores = []
     for row in correct:
@@ -127,8 +133,8 @@ def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) 
     """
     if len(answers) != len(reference):
         raise ValueError(f"{len(answers)} answer lists but {len(reference)} references")
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = as_int("k", k, minimum=1)
+    n_resamples = as_int("n_resamples", n_resamples, minimum=1)
     rng = np.random.default_rng(seed)
     out = np.zeros(len(answers))
     for p, (row, ref) in enumerate(zip(answers, reference)):
