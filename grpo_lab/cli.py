@@ -131,7 +131,7 @@ def _inspect(a) -> int:
 
     if a.group_size is not None and a.group_size < 2:
         raise UsageError(f"group size must be >= 2, got {a.group_size}")
-    report = inspect_run(a.path, a.out, group_size=a.group_size)
+    report = inspect_run(a.path, a.out, group_size=a.group_size, warn=lambda m: print(m, file=sys.stderr))
     print(f"report: {report}")
     return 0
 

@@ -43,6 +43,7 @@ class RunLog:
     rows: list[dict]  # per logging step: step, reward, degenerate, and whatever else is known
     group_size: int | None = None
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # rows that lack keys: shown in the report and by the CLI
 
     @property
     def n_runs(self) -> int:
@@ -103,7 +104,15 @@ def _from_jsonl(path: Path) -> RunLog:
         if not isinstance(r, dict) or "starvation/acr" not in r:
             raise LogFormatError(f"{path}, line {i}: no 'starvation/acr' key: not a grpo-lab metrics.jsonl")
         hist = r.get("starvation/success_hist")
+        if hist is not None and not (isinstance(hist, list) and len(hist) >= 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                for x in hist)):
+            raise LogFormatError(f"{path}, line {i}: 'starvation/success_hist' must be a list of G + 1 >= 3 "
+                                 f"non-negative counts, got {str(hist)[:60]}")
         if isinstance(hist, list):
+            if G is not None and len(hist) - 1 != G:
+                raise LogFormatError(f"{path}, line {i}: success histogram of length {len(hist)} after rows with "
+                                     f"G = {G}: one log, one group size")
             G = len(hist) - 1
         rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
@@ -144,6 +153,8 @@ def read_log(path) -> RunLog:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
+    if not path.is_dir() and not path.is_file():  # a FIFO, socket or device would block or never end
+        raise LogFormatError(f"{path} is not a regular file or a directory")
     if path.is_dir():
         for name in ("metrics.jsonl", "trainer_state.json"):
             if (path / name).is_file():
@@ -155,13 +166,22 @@ def read_log(path) -> RunLog:
             log.notes.append(f"read from the latest checkpoint, {ckpts[-1].parent.name}")
             return log
         raise LogFormatError(f"{path} holds no trainer_state.json, checkpoint-*/trainer_state.json or metrics.jsonl")
-    if path.suffix == ".jsonl":
-        return _from_jsonl(path)
-    if path.suffix == ".csv":
-        return _from_csv(path)
-    if path.suffix == ".json":
-        return _from_trl(path)
+    readers = {".jsonl": _from_jsonl, ".csv": _from_csv, ".json": _from_trl}
+    if path.suffix in readers:
+        return _check_rows(readers[path.suffix](path))
     raise LogFormatError(f"{path}: unknown log type (expected trainer_state.json, metrics.jsonl or a CSV export)")
+
+
+def _check_rows(log: RunLog) -> RunLog:
+    """Refuse a log with no usable row; note (``log.warnings``) rows that lack a key the report needs."""
+    usable = [r for r in log.rows if r.get("step") is not None and r.get("degenerate") is not None]
+    if not usable:
+        raise LogFormatError(f"{log.source}: no row has both a step and a degenerate fraction; nothing to report")
+    for key, what in (("step", "a step"), ("degenerate", "a degenerate fraction"), ("reward", "a mean reward")):
+        missing = sum(1 for r in log.rows if r.get(key) is None)
+        if missing:
+            log.warnings.append(f"{missing} of {len(log.rows)} rows lack {what}; they are left out of that series")
+    return log
 
 
 def beta_degeneracy(mu: float, kappa: float, G: int) -> float:
@@ -225,7 +245,7 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     s_rew, rew = log.series("reward")
     runs = f" from {log.n_runs} runs (averaged per step)" if log.n_runs > 1 else ""
     md = [f"# Starvation report: `{log.source}`", "", f"Log kind: **{log.kind}**; {len(log.rows)} logged rows{runs}.",
-          *[f"Note: {n}." for n in log.notes], "", "## What this log can and cannot tell", "",
+          *[f"Note: {n}." for n in log.notes], *[f"**Warning:** {w}." for w in log.warnings], "", "## What this log can and cannot tell", "",
           *[f"- {c}" for c in capabilities(log)], "", "## Summary", ""]
     if deg.size:
         q = max(1, deg.size // 10)
@@ -284,9 +304,15 @@ def _beta_cdf(x: float, a: float, b: float, n: int = 20000) -> float:
     return float(min(1.0, integrand.sum() * (top / n) / a / math.exp(log_beta)))
 
 
-def inspect_run(path, out=None, group_size: int | None = None) -> Path:
-    """Read the log at ``path`` and write the starvation report to ``out`` (default: ``<path dir>/starvation``)."""
+def inspect_run(path, out=None, group_size: int | None = None, warn=None) -> Path:
+    """Read the log at ``path`` and write the starvation report to ``out`` (default: ``<path dir>/starvation``).
+
+    ``warn`` (e.g. ``print``) receives each warning about rows that lack keys; they are also in the report.
+    """
     log = read_log(path)
+    for w in log.warnings:
+        if warn is not None:
+            warn(f"warning: {w}")
     if out is None:
         base = Path(path) if Path(path).is_dir() else Path(path).parent
         out = base / "starvation"
