@@ -1,84 +1,170 @@
 """GSM8K-format answer grading (introduced in notebook 05; used on real GSM8K in notebook 06).
 
 ``extract_answer(text)`` finds the final answer of a GSM8K-style solution and returns it as a
-normalised number string, or ``None``. Where it looks, first match wins:
+canonical number string, or ``None``. Where it looks, first kind that is present wins:
 
-1. the last ``#### N`` line (GSM8K's own answer format);
-2. the last ``\\boxed{N}``;
-3. the last "the answer is N" (also "answer: N"), case-insensitive;
+1. the last ``#### ...`` line (GSM8K's own answer format);
+2. the last ``\\boxed{...}`` (braces may nest: ``\\boxed{\\frac{1}{2}}``, ``\\boxed{1{,}000}``);
+3. the last "the answer is ..." (also "answer: ...", "answer = ..."), case-insensitive, even when
+   one line holds two of them;
 4. fallback: the last number anywhere in the text.
 
-Normalisation: thousands commas are dropped ("1,000" → "1000"), "$" and "%" and a trailing
-period are ignored, trailing zeros go ("72.00" → "72", "3.50" → "3.5"), signs are kept
-("-3", "−3" with a Unicode minus), "+5" → "5", "-0" → "0". It never raises, whatever the text.
+Within 1-3 the first number of the fragment is the answer. Numbers are read exactly (as
+fractions, never through binary floats or a 28-digit decimal context) and written back
+canonically: thousands commas dropped ("1,000" → "1000"; LaTeX's "1{,}000" too), "$" and "%"
+ignored, trailing zeros gone ("72.00" → "72"), a leading-dot decimal read (".5" → "0.5"),
+signs kept ("-3", "−3" with a Unicode minus), "+5" → "5", "-0" → "0".
 
-``is_correct(completion, reference)`` compares the completion's answer with the reference's
-(a GSM8K answer field with its "#### N" line, or a bare number).
+Choices (documented, tested):
+
+- **Scientific notation** is a number: "1e3" → "1000", "2.5E-2" → "0.025".
+- **Fractions** are numbers with their exact value: ``\\frac{1}{2}``, ``\\dfrac``, ``\\tfrac``
+  anywhere, and "a/b" inside an answer marker (1-3; "#### 3/4" → "0.75"). A fraction whose
+  decimal does not terminate is written reduced, "1/3". In free text (4) "3/4" is not read as
+  one number: "3/4 of the 20 cookies" has the answer 20 unless a marker says otherwise.
+- **Space as thousands separator**: "1 000" (a space, thin space or LaTeX ``\\,``, groups of
+  exactly three digits) is 1000 inside an answer marker only; in free text "1 000" is two numbers.
+
+It never raises, whatever the text. ``is_correct(completion, reference)`` compares the
+completion's answer with the reference's (a GSM8K answer field with its "#### N" line, a bare
+number string, an int or a float: a float is read from its shortest repr, so ``1e20`` is
+100000000000000000000, not 20).
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
-# a number: optional sign, optional $, digits with proper thousands commas or plain digits, decimals
-# (a sign right after a digit is an operator, "10-3", not part of the number)
-_NUM = r"(?:(?<![\d)])[-+−])?\$?\s?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"
-_NUM_RE = re.compile(_NUM)
-_HASH_RE = re.compile(r"####\s*(.*)")
-_BOXED_RE = re.compile(r"\\boxed\s*\{([^{}]*)\}")
-_ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?\s*(.*)", re.IGNORECASE)
-_MAX_DIGITS = 400  # longer digit strings are not answers; refusing them keeps Decimal cheap
+_MAX_DIGITS = 400  # longer digit strings are not answers; refusing them keeps the arithmetic cheap
+
+# one number: optional sign (a sign right after a digit or ")" is an operator, "10-3"), optional $,
+# then digits with proper thousands commas, plain digits, or a leading-dot decimal; decimals; exponent
+_SIGN = r"(?:(?<![\d)])[-+−])?"
+_BODY = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|\d+(?:\.\d+)?|(?<![\w.])\.\d+)(?:[eE][-+]?\d+(?!\w)(?!\.\d))?"
+_NUM_RE = re.compile(_SIGN + r"\$?\s?" + _BODY)
+# inside an answer marker, "1 000" groups too
+_SPACED = r"\d{1,3}(?:[ \u2009\u202f]\d{3})+(?!\d)(?:\.\d+)?"
+_MARKED_NUM = _SIGN + r"\$?\s?(?:" + _SPACED + r"|" + _BODY + r")"
+_FRAC_RE = re.compile(r"([-+−]?)\s*\\[dt]?frac\s*\{\s*(" + _MARKED_NUM + r")\s*\}\s*\{\s*(" + _MARKED_NUM + r")\s*\}")
+_MARKED_RE = re.compile(r"(" + _MARKED_NUM + r")(?:\s*/\s*(" + _BODY + r"))?")
+_HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
+_BOXED_RE = re.compile(r"\\boxed\s*\{")
+_ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
+
+
+def _fraction(token: str) -> Fraction | None:
+    """The exact value of one number token (no fraction bar), or ``None``."""
+    s = (token.strip().replace("−", "-").replace("$", "").replace(",", "")
+         .replace(" ", "").replace("\u2009", "").replace("\u202f", ""))
+    s = s.rstrip(".%") if s.endswith((".", "%")) else s
+    if not s or len(s) > _MAX_DIGITS or not re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d{1,4})?", s):
+        return None
+    try:
+        d = Decimal(s)  # exact: Decimal construction never rounds
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
+        return None
+    if d != 0 and abs(d.adjusted()) > _MAX_DIGITS:
+        return None
+    return Fraction(d)
+
+
+def canonical(x: Fraction) -> str:
+    """Exact canonical text of a rational: "1000", "-3.5", "0.0000001"; "1/3" when the decimal does not end."""
+    if x == 0:
+        return "0"
+    num, den = abs(x.numerator), x.denominator
+    sign = "-" if x < 0 else ""
+    k, d = 0, den
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    if d != 1:
+        return f"{sign}{num}/{den}"
+    while (10**k) % den:
+        k += 1
+    digits = str(num * (10**k // den)).rjust(k + 1, "0")
+    whole, frac = (digits[:-k], digits[-k:]) if k else (digits, "")
+    frac = frac.rstrip("0")
+    return sign + whole + ("." + frac if frac else "")
 
 
 def normalize_number(token: str) -> str | None:
-    """``" $1,000.50 "`` → ``"1000.5"``; ``None`` if ``token`` is not a single number."""
-    s = token.strip().replace("−", "-").replace("$", "").replace(" ", "").replace(",", "")
-    s = s.rstrip(".%") if s.endswith((".", "%")) else s
-    if not s or len(s) > _MAX_DIGITS or not re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)", s):
+    """``" $1,000.50 "`` → ``"1000.5"``, ``"3/4"`` → ``"0.75"``; ``None`` if ``token`` is not a single number."""
+    if not isinstance(token, str):
         return None
-    try:
-        d = Decimal(s)
-    except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
+    if token.count("/") == 1:
+        a, b = token.split("/")
+        fa, fb = _fraction(a), _fraction(b)
+        return canonical(fa / fb) if fa is not None and fb is not None and fb != 0 else None
+    f = _fraction(token)
+    return canonical(f) if f is not None else None
+
+
+def _frac_value(m: re.Match) -> str | None:
+    value = normalize_number(f"{m.group(2)}/{m.group(3)}")
+    if value is None or m.group(1) not in ("-", "−"):
+        return value
+    return value[1:] if value.startswith("-") else ("0" if value == "0" else "-" + value)
+
+
+def _marked_number(fragment: str) -> str | None:
+    """The first number of an answer-marker fragment: a LaTeX fraction, "a/b", "1 000", or a plain number."""
+    fragment = fragment.replace("{,}", ",").replace("\\,", " ").replace("\\!", "")
+    frac = _FRAC_RE.search(fragment)
+    plain = _MARKED_RE.search(fragment)
+    if frac is not None and (plain is None or frac.start() <= plain.start()):
+        return _frac_value(frac)
+    if plain is None:
         return None
-    if d == 0:
-        return "0"
-    out = format(d.normalize(), "f")
+    return normalize_number(plain.group(1) + (f"/{plain.group(2)}" if plain.group(2) else ""))
+
+
+def _last_number(text: str) -> str | None:
+    text = text.replace("{,}", ",")
+    last = None
+    for m in _FRAC_RE.finditer(text):
+        last = (m.end(), _frac_value(m))
+    for m in _NUM_RE.finditer(text):
+        if last is None or m.end() > last[0]:
+            last = (m.end(), normalize_number(m.group(0)))
+    return last[1] if last is not None else None
+
+
+def _boxed_contents(text: str) -> list[str]:
+    """The contents of every ``\\boxed{...}``, with nested braces balanced (an unclosed one runs to the end)."""
+    out = []
+    for m in _BOXED_RE.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append(text[m.end():i - 1 if depth == 0 else i])
     return out
 
 
-def _first_number(fragment: str) -> str | None:
-    m = _NUM_RE.search(fragment)
-    return normalize_number(m.group(0)) if m else None
-
-
-def _last_number(fragment: str) -> str | None:
-    found = None
-    for m in _NUM_RE.finditer(fragment):
-        found = m.group(0)
-    return normalize_number(found) if found is not None else None
-
-
 def extract_answer(text) -> str | None:
-    """The final answer in ``text`` as a normalised number string, or ``None`` (see module doc)."""
+    """The final answer in ``text`` as a canonical number string, or ``None`` (see module doc)."""
     if not isinstance(text, str) or not text:
         return None
     hashes = _HASH_RE.findall(text)
     if hashes:
-        return _first_number(hashes[-1])
-    boxed = _BOXED_RE.findall(text)
+        return _marked_number(hashes[-1])
+    boxed = _boxed_contents(text)
     if boxed:
-        return _first_number(boxed[-1])
-    said = _ANSWER_IS_RE.findall(text)
-    if said:
-        ans = _first_number(said[-1].split("\n", 1)[0])
+        return _marked_number(boxed[-1])
+    said = list(_ANSWER_IS_RE.finditer(text))
+    for i in range(len(said) - 1, -1, -1):  # the last phrase whose fragment holds a number
+        end = said[i + 1].start() if i + 1 < len(said) else len(text)
+        ans = _marked_number(text[said[i].end():end].split("\n", 1)[0])
         if ans is not None:
             return ans
     return _last_number(text)
 
 
 def reference_answer(reference) -> str:
-    """The normalised answer of a reference: a GSM8K answer field, a bare number string, or an int/float.
+    """The canonical answer of a reference: a GSM8K answer field, a bare number string, or an int/float.
 
     A reference with no number in it is an error, not a silent "wrong".
     """
@@ -86,7 +172,14 @@ def reference_answer(reference) -> str:
         raise TypeError(f"reference must be a GSM8K answer string or a number, got {type(reference).__name__}")
     if isinstance(reference, float) and reference != reference:
         raise ValueError("reference is NaN")
-    ans = extract_answer(str(reference)) if not isinstance(reference, str) else extract_answer(reference)
+    if isinstance(reference, float):
+        if reference in (float("inf"), float("-inf")):
+            raise ValueError("reference is infinite")
+        return canonical(Fraction(Decimal(repr(reference))))  # shortest repr: 0.1 is 0.1, 1e20 is 10**20
+    if isinstance(reference, int):
+        return canonical(Fraction(reference))
+    whole = normalize_number(reference)  # a bare number, "3/4" included
+    ans = whole if whole is not None else extract_answer(reference)
     if ans is None:
         raise ValueError(f"reference {str(reference)[:60]!r} contains no number to grade against")
     return ans
