@@ -11,13 +11,16 @@ Layout of a comparison directory (``runs/<timestamp>/``)::
     report.md                written last, atomically: it exists only when every run finished
 
 An interrupted comparison keeps its finished runs; ``grpo-lab compare --resume DIR``
-trains only the missing ones and then writes the report.
+trains only the missing ones and then writes the report. Every results file carries the
+fingerprint of the settings it was trained with (:func:`grpo_lab.io.fingerprint`): a resume
+refuses a ``config.json`` changed since the start (naming the keys), and retrains a damaged
+or foreign results file after saying which. ``.lock`` (the owner's pid) keeps a second
+process out of a directory in use.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import platform
 import sys
 import time
@@ -26,15 +29,19 @@ from pathlib import Path
 
 import numpy as np
 
-from .experiment import (RunConfig, _write_json_atomic, evaluate_start, gsm8k_config, pass_at_k_of,
-                         start_starvation, summarize_rows, train_gsm8k, train_one, train_tabular)
+from .experiment import (RunConfig, evaluate_start, gsm8k_config, pass_at_k_of, start_starvation, summarize_rows,
+                         train_gsm8k, train_one, train_tabular)
+from .io import DirLock, differing_keys, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .simulator import mean_ci, mean_ci_columns
 
 KS = (1, 2, 4, 8, 16)
+PER_RUN = ("estimator", "seed")  # the settings that differ between the runs of one comparison
 
 
-def run_name(estimator: str, seed: int) -> str:
-    return f"{estimator}-seed{seed}"
+def shared_settings(cfg) -> dict:
+    """The settings every run of a comparison shares (a ``RunConfig`` or its dict, less estimator and seed)."""
+    d = asdict(cfg) if not isinstance(cfg, dict) else dict(cfg)
+    return {k: v for k, v in d.items() if k not in PER_RUN}
 
 
 def _versions() -> dict:
@@ -50,36 +57,95 @@ def _versions() -> dict:
 
 
 def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None) -> dict:
+    if not list(estimators) or not list(seeds):
+        raise ValueError("a comparison needs at least one estimator and one seed")
     conf = dict(estimators=list(estimators), seeds=[int(s) for s in seeds], base=asdict(base), command=command,
-                versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"))
+                versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"),
+                fingerprint=fingerprint(shared_settings(base)))
     out.mkdir(parents=True, exist_ok=True)
-    _write_json_atomic(out / "config.json", conf)
+    write_json_atomic(out / "config.json", conf)
     return conf
 
 
 def read_config(out: Path) -> dict:
+    """Read ``out/config.json`` for a resume; refuse it if it was changed after the comparison started."""
     path = Path(out) / "config.json"
     if not path.is_file():
         raise FileNotFoundError(f"{out} is not a grpo-lab comparison directory (no config.json)")
+    conf = read_json(path, "comparison config")
     try:
-        conf = json.loads(path.read_text())
         conf["base"] = RunConfig(**conf["base"]).validate()
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        if not conf["estimators"] or not conf["seeds"]:
+            raise ValueError("no estimators or no seeds")
+    except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path} is not a valid grpo-lab comparison config ({e})") from None
+    now = fingerprint(shared_settings(conf["base"]))
+    if conf.get("fingerprint") != now:
+        finished = sorted((Path(out) / "results").glob("*.json"))
+        diff = []
+        for f in finished:
+            try:
+                diff = differing_keys(shared_settings(read_json(f)["config"]), shared_settings(conf["base"]))
+                break
+            except (ValueError, KeyError, TypeError):
+                continue
+        detail = (f"finished runs were trained with different settings (run value != config.json value): "
+                  f"{'; '.join(diff)}" if diff else
+                  f"its settings no longer match the fingerprint written when the comparison started "
+                  f"({conf.get('fingerprint')} != {now})")
+        raise ValueError(f"{path} was changed after the comparison started: {detail}. Restore it, or start a new "
+                         "comparison with the settings you want")
     return conf
+
+
+def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
+    """Whether ``path`` is a complete result of this comparison; a damaged or foreign one is removed, saying so."""
+    if not path.is_file():
+        return False
+    try:
+        res = read_json(path, "results file")
+        cfg = res["config"]
+        ok_keys = all(k in res for k in ("history", "eval")) and isinstance(res["eval"], dict)
+        diff = differing_keys(shared_settings(cfg), shared)
+        who = (cfg.get("estimator"), cfg.get("seed"))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        echo(f"{path} is damaged ({str(e)[:120]}); retraining {run_name(est, seed)}")
+        path.unlink()
+        return False
+    if not ok_keys:
+        echo(f"{path} is incomplete (no history or evaluation); retraining {run_name(est, seed)}")
+    elif who != (est, seed) or diff:
+        why = "; ".join(diff) if diff else f"it holds {who[0]} seed {who[1]}"
+        echo(f"{path} does not belong to this comparison ({why}); retraining {run_name(est, seed)}")
+    else:
+        return True
+    path.unlink()
+    return False
 
 
 def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> Path:
     """Train every missing (estimator, seed) run of ``conf`` into ``out``; then write plots and the report."""
     out = Path(out)
+    with DirLock(out):
+        return _run_comparison(out, conf, progress, echo)
+
+
+def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     base: RunConfig = conf["base"]
+    shared = shared_settings(base)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "metrics").mkdir(exist_ok=True)
     start_path = out / "start.json"
+    if start_path.is_file():
+        try:
+            read_json(start_path, "start evaluation")
+        except ValueError as e:
+            echo(f"{e}; evaluating the starting policy again")
+            start_path.unlink()
     if not start_path.is_file():
-        _write_json_atomic(start_path, evaluate_start(base))
+        write_json_atomic(start_path, evaluate_start(base))
     todo = [(e, s) for e in conf["estimators"] for s in conf["seeds"]
-            if not (out / "results" / f"{run_name(e, s)}.json").is_file()]
+            if not _finished(out / "results" / f"{run_name(e, s)}.json", e, s, shared, echo)]
     total = len(conf["estimators"]) * len(conf["seeds"])
     if len(todo) < total:
         echo(f"resuming: {total - len(todo)} of {total} runs already finished in {out}")
@@ -106,7 +172,8 @@ def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> 
                 res = train_one(cfg, work, jsonl_path=jsonl, progress=progress)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
-        _write_json_atomic(out / "results" / f"{name}.json", res)
+        res["fingerprint"] = fingerprint(shared)
+        write_json_atomic(out / "results" / f"{name}.json", res)
         if bar is not None:
             bar.update(1)
             bar.set_postfix_str(f"last: {name}")
@@ -123,7 +190,7 @@ def load_results(out: Path, conf: dict) -> dict:
             path = Path(out) / "results" / f"{run_name(e, s)}.json"
             if not path.is_file():
                 raise FileNotFoundError(f"run {run_name(e, s)} has not finished; resume the comparison first")
-            res.setdefault(e, []).append(json.loads(path.read_text()))
+            res.setdefault(e, []).append(read_json(path, "results file"))
     return res
 
 
@@ -132,6 +199,8 @@ def fmt_ci(values, digits: int = 3) -> str:
     vals = [v for v in values if v is not None and np.isfinite(v)]
     if not vals:
         return "n/a"
+    if len(vals) < 2:  # a zero-width "interval" would invite comparisons that one seed cannot support
+        return f"{vals[0]:.{digits}f} (1 seed, no interval)"
     m, lo, hi = mean_ci(vals)
     lo, hi = max(lo, 0.0), min(hi, 1.0)
     return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
@@ -166,7 +235,7 @@ def write_report(out: Path, conf: dict) -> Path:
     out = Path(out)
     base: RunConfig = conf["base"]
     results = load_results(out, conf)
-    start = json.loads((out / "start.json").read_text())
+    start = read_json(out / "start.json", "start evaluation")
     G = base.group_size
     tabular = base.policy == "tabular"
 
@@ -178,9 +247,7 @@ def write_report(out: Path, conf: dict) -> Path:
             jsonl = out / "metrics" / f"{run_name(est, seed)}.jsonl"
             rows = [json.loads(x) for x in jsonl.read_text().splitlines()] if jsonl.is_file() else r["history"]
             lines += [json.dumps({"estimator": est, "seed": seed, **row}) for row in rows]
-    tmp = out / "metrics.jsonl.tmp"
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out / "metrics.jsonl")
+    write_text_atomic(out / "metrics.jsonl", "\n".join(lines) + "\n")
 
     histories = {e: [r["history"] for r in runs] for e, runs in results.items()}
     figs = {"training.png": viz.starvation_curves(histories)}
@@ -226,6 +293,8 @@ def write_report(out: Path, conf: dict) -> Path:
            f"per problem as C(c,G)/C(n,G) + C(n-c,G)/C(n,G): {st['degenerate']:.3f} (all-fail {st['all_fail']:.3f}, all-pass {st['all_pass']:.3f}); "
            f"problems never solved in {start['n_samples']} samples: {st['never_solved']:.3f}", "",
            "## Results (mean [95% t-interval over seeds, clipped to [0, 1]])", "",
+           *(["**One seed per estimator: there are no intervals, and these numbers cannot separate estimators. "
+              "Rerun with at least 2 seeds (`--seeds 0,1,2`).**", ""] if len(conf["seeds"]) < 2 else []),
            "| estimator | seeds | greedy acc | pass@1 | pass@16 | degenerate, first 10 steps | degenerate, whole run "
            "| all-fail, run | all-pass, run |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -247,10 +316,7 @@ def write_report(out: Path, conf: dict) -> Path:
     if not tabular:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]
-    tmp = out / "report.md.tmp"
-    tmp.write_text("\n".join(md))
-    os.replace(tmp, out / "report.md")
-    return out / "report.md"
+    return write_text_atomic(out / "report.md", "\n".join(md))
 
 
 def new_run_dir(root: Path) -> Path:

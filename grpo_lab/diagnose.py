@@ -25,11 +25,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .io import run_name, write_text_atomic
 
 
 class LogFormatError(ValueError):
@@ -117,7 +118,7 @@ def _from_jsonl(path: Path) -> RunLog:
         rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
                          success_hist=hist if isinstance(hist, list) else None,
-                         run=f"{r['estimator']}-seed{r['seed']}" if "estimator" in r and "seed" in r else None))
+                         run=run_name(r["estimator"], r["seed"]) if "estimator" in r and "seed" in r else None))
     if not rows:
         raise LogFormatError(f"{path} is empty")
     return RunLog("grpo_lab", path, rows, group_size=G)
@@ -285,10 +286,7 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     for name, fig in figs.items():
         fig.savefig(out / name)
         md.append(f"![{name[:-4]}]({name})")
-    tmp = out / "report.md.tmp"
-    tmp.write_text("\n".join(md) + "\n")
-    os.replace(tmp, out / "report.md")
-    return out / "report.md"
+    return write_text_atomic(out / "report.md", "\n".join(md) + "\n")
 
 
 def _beta_cdf(x: float, a: float, b: float, n: int = 20000) -> float:

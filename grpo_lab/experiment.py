@@ -12,8 +12,6 @@ from which :func:`grpo_lab.passk.pass_at_k` gives unbiased pass@k.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .advantages import ESTIMATORS
+from .io import run_name, write_json_atomic
 from .passk import pass_at_k
 
 POLICIES = ("tiny-lm", "tabular")  # or a local path / hub id of a causal LM
@@ -129,12 +128,6 @@ def start_starvation(ev: dict, G: int) -> dict:
     all_fail = np.array([comb(n - int(k), G) for k in c]) / comb(n, G)
     return dict(degenerate=float(np.mean(all_pass + all_fail)), all_fail=float(all_fail.mean()),
                 all_pass=float(all_pass.mean()), never_solved=float(np.mean(c == 0)))
-
-
-def _write_json_atomic(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    os.replace(tmp, path)
 
 
 def train_one(cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, evaluate_after: bool = True,
@@ -357,7 +350,7 @@ def train_gsm8k(cfg: GSM8KConfig, out_dir, progress: bool = True) -> dict:
         learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0, max_grad_norm=cfg.max_grad_norm,
         logging_steps=1, report_to="none", save_strategy="no", seed=cfg.seed, use_cpu=not cuda, bf16=bf16,
         fp16=cuda and not bf16, disable_tqdm=not progress, temperature=1.0)
-    name = f"{cfg.estimator}-seed{cfg.seed}"
+    name = run_name(cfg.estimator, cfg.seed)
     trainer = trainer_class()(model=model, args=args, reward_funcs=correctness_reward,
                               train_dataset=as_chat_dataset(train) if chat else to_dataset(train),
                               processing_class=tok, estimator=cfg.estimator,
@@ -374,7 +367,7 @@ def train_gsm8k(cfg: GSM8KConfig, out_dir, progress: bool = True) -> dict:
                    {k: v for k, v in row.items() if k in ("step", "reward", "frac_reward_zero_std")
                     or k.startswith("starvation/")} for row in trainer.state.log_history if "reward" in row],
                eval=ev)
-    _write_json_atomic(out_dir / f"{name}.json", res)
+    write_json_atomic(out_dir / f"{name}.json", res)
     return res
 
 

@@ -1,0 +1,116 @@
+"""Files of a run: atomic writes, run names, config fingerprints and a directory lock.
+
+One place for each, used by ``grpo-lab compare``, ``grpo-lab inspect`` and the GSM8K path
+(notebook 06). Nothing here imports torch.
+
+- :func:`write_text_atomic` / :func:`write_json_atomic`: write to a temporary file in the same
+  directory, then rename, so a reader sees the old file or the whole new one, never half.
+- :func:`run_name`: ``"<estimator>-seed<k>"``, the name of one run's files.
+- :func:`fingerprint` / :func:`differing_keys`: a short hash of the settings that determine a
+  result, stored in every results file so that a resume can refuse a changed config.
+- :class:`DirLock`: ``<dir>/.lock`` holding the owner's pid, so two writers never share a directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+
+def run_name(estimator: str, seed: int) -> str:
+    """The file stem of one (estimator, seed) run: ``"grpo-seed0"``."""
+    return f"{estimator}-seed{int(seed)}"
+
+
+def write_text_atomic(path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a same-directory temporary file and a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_json_atomic(path, obj) -> Path:
+    return write_text_atomic(path, json.dumps(obj, indent=1))
+
+
+def read_json(path, what: str = "file"):
+    """``json.loads`` of ``path``; a damaged or unreadable file is a ``ValueError`` naming it."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{what} {path} is damaged: not valid JSON ({e})") from None
+
+
+def fingerprint(settings: dict) -> str:
+    """A 16-hex-digit SHA-256 of ``settings`` (canonical JSON: sorted keys)."""
+    blob = json.dumps(settings, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def differing_keys(a: dict, b: dict) -> list[str]:
+    """``"key: a-value != b-value"`` for every key whose values differ (or that one side lacks)."""
+    missing = object()
+    out = []
+    for k in sorted(set(a) | set(b)):
+        va, vb = a.get(k, missing), b.get(k, missing)
+        if va != vb:
+            out.append(f"{k}: {'(absent)' if va is missing else va!r} != {'(absent)' if vb is missing else vb!r}")
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+class DirLock:
+    """Exclusive ownership of a directory while a process writes into it.
+
+    ``with DirLock(dir):`` creates ``dir/.lock`` atomically (``O_EXCL``) with this pid. If the
+    file exists and its pid is alive, ``RuntimeError`` names the pid; a lock left by a dead
+    process (SIGKILL, a crash) is taken over.
+    """
+
+    def __init__(self, directory):
+        self.path = Path(directory) / ".lock"
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    pid = int(self.path.read_text().strip() or "0")
+                except (OSError, ValueError):
+                    pid = 0
+                if pid and pid != os.getpid() and _alive(pid):
+                    raise RuntimeError(f"{self.path.parent} is in use by process {pid} (lock file {self.path}); "
+                                       "wait for it to finish, or stop it first") from None
+                self.path.unlink(missing_ok=True)  # stale: its owner is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(str(os.getpid()))
+            return self
+        raise RuntimeError(f"could not take the lock {self.path}")  # pragma: no cover - a race lost twice
+
+    def __exit__(self, *exc):
+        try:
+            if self.path.read_text().strip() == str(os.getpid()):
+                self.path.unlink()
+        except OSError:
+            pass
+        return False

@@ -1,0 +1,156 @@
+"""Issue 11, item 1: resume checks its config, damaged results are retrained, one writer per directory,
+empty lists are errors, SIGTERM is handled like Ctrl-C. All on the tabular policy (seconds)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grpo_lab import cli
+from grpo_lab.io import DirLock
+
+BASE = ["compare", "--policy", "tabular", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "3",
+        "--no-progress"]
+
+
+def only_run(root: Path) -> Path:
+    (d,) = [p for p in root.iterdir() if p.is_dir()]
+    return d
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    assert cli.main([*BASE, "--out", str(root)]) == 0
+    return only_run(root)
+
+
+def copy_of(run: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    dst = tmp_path / "copy"
+    shutil.copytree(run, dst)
+    (dst / "report.md").unlink()
+    return dst
+
+
+def test_resume_refuses_a_changed_config_and_names_the_keys(finished, tmp_path, capsys):
+    run = copy_of(finished, tmp_path)
+    conf = json.loads((run / "config.json").read_text())
+    conf["base"]["group_size"] = 8
+    conf["base"]["learning_rate"] = 0.5
+    (run / "config.json").write_text(json.dumps(conf))
+    with pytest.raises(SystemExit) as e:
+        cli.main(["compare", "--resume", str(run), "--no-progress"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "was changed after the comparison started" in err
+    assert "group_size: 4 != 8" in err and "learning_rate:" in err
+    assert not (run / "report.md").exists()
+
+
+def test_damaged_and_foreign_results_are_retrained_after_saying_which(finished, tmp_path, capsys):
+    run = copy_of(finished, tmp_path)
+    res = run / "results"
+    text = (res / "grpo-seed0.json").read_text()
+    (res / "grpo-seed0.json").write_text(text[: len(text) // 2])  # truncated
+    (res / "grpo-seed1.json").write_text("{}")  # empty object
+    (res / "sign-seed1.json").write_text((res / "sign-seed0.json").read_text())  # another run's file
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"{res / 'grpo-seed0.json'} is damaged" in out
+    assert f"{res / 'grpo-seed1.json'} is damaged" in out
+    assert f"{res / 'sign-seed1.json'} does not belong to this comparison (it holds sign seed 0)" in out
+    assert "resuming: 1 of 4 runs already finished" in out
+    assert (run / "report.md").read_text() == (finished / "report.md").read_text().replace(str(finished), str(run))
+
+
+def test_a_damaged_results_file_at_report_time_is_named(finished, tmp_path):
+    from grpo_lab.compare import read_config, write_report
+
+    run = copy_of(finished, tmp_path)
+    (run / "results" / "sign-seed0.json").write_text('{"config": ')
+    with pytest.raises(ValueError, match=r"results file .*sign-seed0.json is damaged"):
+        write_report(run, read_config(run))
+
+
+def test_a_second_writer_gets_a_clear_error(finished, tmp_path, capsys):
+    run = copy_of(finished, tmp_path)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (run / ".lock").write_text(str(other.pid))
+        with pytest.raises(SystemExit) as e:
+            cli.main(["compare", "--resume", str(run), "--no-progress"])
+        assert e.value.code == 2
+        assert f"is in use by process {other.pid}" in capsys.readouterr().err
+    finally:
+        other.kill()
+        other.wait()
+    # the owner is gone now: its stale lock is taken over and released at the end
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    assert not (run / ".lock").exists()
+
+
+def test_lock_is_exclusive_within_one_directory(tmp_path):
+    with DirLock(tmp_path):
+        assert (tmp_path / ".lock").read_text() == str(os.getpid())
+    assert not (tmp_path / ".lock").exists()
+
+
+@pytest.mark.parametrize("flag", ["--estimators", "--seeds"])
+def test_empty_lists_are_errors_not_the_default(tmp_path, capsys, flag):
+    args = ["compare", "--policy", "tabular", "--no-progress", "--out", str(tmp_path / "runs"), flag, ""]
+    with pytest.raises(SystemExit) as e:
+        cli.main(args)
+    assert e.value.code == 2
+    assert f"{flag} needs at least one value" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_one_seed_says_there_are_no_intervals(tmp_path, capsys):
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0", "--steps", "2",
+                     "--no-progress", "--out", str(tmp_path)]) == 0
+    assert "no confidence intervals" in capsys.readouterr().out
+    report = (only_run(tmp_path) / "report.md").read_text()
+    assert "One seed per estimator: there are no intervals" in report
+    line = next(x for x in report.splitlines() if x.startswith("| grpo |"))
+    assert "(1 seed, no interval)" in line and "[" not in line
+
+
+SLOW_RUN = textwrap.dedent("""
+    import sys, time
+    from grpo_lab import cli, compare
+    compare.evaluate_start = lambda cfg: {"greedy": 0.5, "greedy_by_level": {}, "n_samples": 4,
+                                          "correct": [1, 2], "levels": [1, 1]}
+    def slow(cfg, workdir, **kw):
+        print("training", flush=True)
+        time.sleep(60)
+    compare.train_one = slow
+    sys.exit(cli.main(["compare", "--estimators", "grpo", "--seeds", "0", "--steps", "2", "--no-progress",
+                       "--out", sys.argv[1]]))
+""")
+
+
+def test_sigterm_is_handled_like_ctrl_c(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_RUN, str(tmp_path / "runs")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp)})
+    assert proc.stdout.readline().startswith("grpo-lab compare")
+    for line in proc.stdout:  # wait until a run is training
+        if line.startswith("training"):
+            break
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert "terminated: finished runs are kept" in err and "resume with: grpo-lab compare --resume" in err
+    assert not list(tmp.iterdir())  # the run's temporary directory is removed
+    run = only_run(tmp_path / "runs")
+    assert not (run / ".lock").exists() and not (run / "report.md").exists()
