@@ -169,7 +169,7 @@ def train_one(cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, 
                 self.bar.close()
 
         callbacks.append(_Bar())
-    trainer = trainer_class()(model=model, args=args, reward_funcs=correctness_reward,
+    trainer = trainer_class(model=model)(model=model, args=args, reward_funcs=correctness_reward,
                               train_dataset=to_dataset(problems_for(cfg, "train")), processing_class=tok,
                               estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options),
                               callbacks=callbacks)
@@ -351,7 +351,7 @@ def train_gsm8k(cfg: GSM8KConfig, out_dir, progress: bool = True) -> dict:
         logging_steps=1, report_to="none", save_strategy="no", seed=cfg.seed, use_cpu=not cuda, bf16=bf16,
         fp16=cuda and not bf16, disable_tqdm=not progress, temperature=1.0)
     name = run_name(cfg.estimator, cfg.seed)
-    trainer = trainer_class()(model=model, args=args, reward_funcs=correctness_reward,
+    trainer = trainer_class(model=model)(model=model, args=args, reward_funcs=correctness_reward,
                               train_dataset=as_chat_dataset(train) if chat else to_dataset(train),
                               processing_class=tok, estimator=cfg.estimator,
                               callbacks=[StarvationCallback(out_dir / f"{name}.metrics.jsonl")])

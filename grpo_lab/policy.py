@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHARS = string.digits + string.ascii_letters + " \n.,:;?!$#%+-*/=()'\"\\{}_"
@@ -168,7 +169,6 @@ def load_tiny_lm(path=None):
     Returns ``(model, tokenizer)``. Reproduce the shipped weights with ``python scripts/warm_start.py``.
     """
     from importlib import resources
-    from pathlib import Path
 
     import torch
     from safetensors.torch import load_file
@@ -251,6 +251,13 @@ class PolicyInfo:
     lora: dict | None
 
 
+def _unreachable(name: str, e: Exception) -> RuntimeError:
+    """The one error for a model that is neither a local directory nor reachable on the hub (either backend)."""
+    return RuntimeError(f"could not load {name!r}: not a local model directory and the Hugging Face hub is "
+                        f"unreachable or has no such model ({type(e).__name__}: {str(e)[:160]}). Offline, use "
+                        f"name='tiny-lm' or a local path.")
+
+
 def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_alpha: int | None = None,
                 max_seq_length: int = 1024, load_in_4bit: bool = True, fast_inference: bool = False,
                 gpu_memory_utilization: float = 0.6, seed: int = 3407):
@@ -282,9 +289,15 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
                           "Import grpo_lab.policy.load_policy (or unsloth) before trl.", stacklevel=2)
         from unsloth import FastLanguageModel  # noqa: F401  (patches trl on import)
 
-        model, tok = FastLanguageModel.from_pretrained(
-            model_name=name, max_seq_length=max_seq_length, load_in_4bit=load_in_4bit, fast_inference=fast_inference,
-            max_lora_rank=lora_r or 16, gpu_memory_utilization=gpu_memory_utilization, dtype=None)
+        try:
+            model, tok = FastLanguageModel.from_pretrained(
+                model_name=name, max_seq_length=max_seq_length, load_in_4bit=load_in_4bit,
+                fast_inference=fast_inference, max_lora_rank=lora_r or 16,
+                gpu_memory_utilization=gpu_memory_utilization, dtype=None)
+        except (OSError, RuntimeError, ValueError) as e:
+            if Path(name).is_dir():  # a real local model that failed for another reason: keep Unsloth's message
+                raise
+            raise _unreachable(name, e) from None
         if lora:
             model = FastLanguageModel.get_peft_model(
                 model, r=lora_r, target_modules=list(LORA_TARGETS), lora_alpha=lora_alpha, lora_dropout=0.0,
@@ -296,9 +309,7 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
         tok = AutoTokenizer.from_pretrained(name)
         model = AutoModelForCausalLM.from_pretrained(name)
     except OSError as e:
-        raise RuntimeError(f"could not load {name!r}: not a local model directory and the Hugging Face hub is "
-                           f"unreachable or has no such model ({type(e).__name__}). Offline, use name='tiny-lm' "
-                           f"or a local path.") from None
+        raise _unreachable(name, e) from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"  # generation continues on the right

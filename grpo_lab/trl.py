@@ -27,20 +27,84 @@ except ImportError:  # pragma: no cover
     TrainerCallback = object
 
 
-def trainer_class(base=None):
+def is_unsloth_patched(cls) -> bool:
+    """Whether ``cls`` is Unsloth's rewrite of a TRL trainer (``import unsloth`` replaces ``trl.GRPOTrainer``)."""
+    return cls.__name__.startswith("Unsloth") or "unsloth" in (cls.__module__ or "").lower()
+
+
+def is_unsloth_model(model) -> bool:
+    """Whether ``model`` was loaded by Unsloth's ``FastLanguageModel`` (it then has ``for_training``)."""
+    seen = model
+    for _ in range(4):  # the model, its PEFT wrapper's base model, that one's inner model
+        if seen is None:
+            return False
+        if hasattr(seen, "for_training") or "unsloth" in type(seen).__module__.lower():
+            return True
+        seen = getattr(seen, "base_model", None) if getattr(seen, "base_model", None) is not seen else None
+    return False
+
+
+_PRISTINE = {}
+
+
+def pristine_grpo_trainer():
+    """TRL's own ``GRPOTrainer``, even after Unsloth replaced ``trl.GRPOTrainer`` in this process.
+
+    Unsloth rewrites TRL's trainer source into a new class, so the original is not in its MRO.
+    When ``trl.GRPOTrainer`` is patched, TRL's ``grpo_trainer.py`` is executed once more into a
+    private module (same package, so its relative imports resolve) and its class is returned.
+    Unsloth's global patches to transformers still apply to it: this path has been exercised on a
+    CPU with a simulated patch, not yet on a GPU with Unsloth (see docs/gpu.md).
+    """
+    import importlib.util
+    import sys
+
+    import trl
+    import trl.trainer.grpo_trainer as module
+
+    if not is_unsloth_patched(trl.GRPOTrainer) and not is_unsloth_patched(module.GRPOTrainer):
+        return module.GRPOTrainer
+    if "cls" not in _PRISTINE:
+        name = "trl.trainer._grpo_lab_pristine_grpo_trainer"
+        spec = importlib.util.spec_from_file_location(name, module.__file__)
+        fresh = importlib.util.module_from_spec(spec)
+        sys.modules[name] = fresh
+        spec.loader.exec_module(fresh)
+        if is_unsloth_patched(fresh.GRPOTrainer):  # pragma: no cover - Unsloth rewrote the file on disk
+            raise RuntimeError("TRL's own GRPOTrainer cannot be recovered in this process (Unsloth rewrote it); "
+                               "restart the Python process (Colab: Runtime > Restart) before training a plain model")
+        _PRISTINE["cls"] = fresh.GRPOTrainer
+    return _PRISTINE["cls"]
+
+
+def trainer_class(base=None, model=None):
     """A ``GRPOTrainer`` subclass that takes ``estimator=`` and ``estimator_options=``.
 
-    ``base`` defaults to ``trl.GRPOTrainer`` looked up now, not at import time.
+    ``base`` defaults to ``trl.GRPOTrainer`` looked up now, not at import time, chosen by the
+    model: once ``unsloth`` has been imported, ``trl.GRPOTrainer`` is Unsloth's, which only
+    works with models loaded by Unsloth. Pass ``model=`` and a plain (transformers / peft)
+    model gets TRL's own trainer (:func:`pristine_grpo_trainer`) while an Unsloth model gets
+    Unsloth's. Without ``model=`` under a patched TRL, constructing the trainer with a plain
+    model is a ``TypeError`` that says what to do (instead of Unsloth's ``no attribute
+    'for_training'`` deep in training).
     """
     if base is None:
         import trl
 
         base = trl.GRPOTrainer
+        if model is not None and is_unsloth_patched(base) and not is_unsloth_model(model):
+            base = pristine_grpo_trainer()
 
     class GrpoLabTrainer(base):
         def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, **kwargs):
             if estimator not in ESTIMATORS:
                 raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of {', '.join(ESTIMATORS)}")
+            plain = kwargs.get("model", args[0] if args else None)
+            if is_unsloth_patched(base) and plain is not None and not isinstance(plain, str) \
+                    and not is_unsloth_model(plain):
+                raise TypeError(f"{base.__name__} is Unsloth's trainer (unsloth was imported in this process) and "
+                                f"{type(plain).__name__} was not loaded by Unsloth. Build the class with "
+                                "grpo_lab.trl.trainer_class(model=model) to get TRL's own trainer for it.")
             super().__init__(*args, **kwargs)
             if getattr(self, "multi_objective_aggregation", "sum_then_normalize") != "sum_then_normalize":
                 raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
