@@ -17,8 +17,8 @@ import torch
 
 import grpo_lab as gl
 from grpo_lab import checks, viz
-from grpo_lab.simulator import (SimConfig, expected_pass_at_k, mean_ci, sample_success_rates,
-                                simulate)
+from grpo_lab.simulator import SimConfig, expected_pass_at_k, sample_success_rates, simulate
+from grpo_lab.stats import mean_ci
 
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 N_PROMPTS, SEEDS, STEPS, G = (10_000, 5, 200, 4) if FULL else (2_000, 3, 150, 4)

@@ -26,11 +26,12 @@ import torch
 
 import grpo_lab as gl
 from grpo_lab import checks, viz
-from grpo_lab.compare import fmt_ci
-from grpo_lab.experiment import (RunConfig, change_vs_start, evaluate_start, pass_at_k_of, start_starvation,
-                                 summarize_rows, train_one)
+from grpo_lab.config import RunConfig
+from grpo_lab.passk import pass_at_k_of
+from grpo_lab.runner import evaluate_start, train
+from grpo_lab.starvation import start_starvation, summarize_rows
+from grpo_lab.stats import change_vs_start, fmt_ci, mean_ci, mean_ci_columns
 from grpo_lab.policy import load_tiny_lm, sample_completions
-from grpo_lab.simulator import mean_ci, mean_ci_columns
 from grpo_lab.tasks import LEVELS, arithmetic_problems
 from grpo_lab.tasks.gsm8k import extract_answer
 
@@ -120,14 +121,14 @@ assert gap.real > gap.iid
 #
 # `grpo_lab.trl.trainer_class()` returns a `GRPOTrainer` subclass that takes `estimator=`;
 # `StarvationCallback` logs the all-fail / all-pass fractions, the Advantage Collapse Rate and
-# the fraction of completions with a nonzero advantage at every step. `train_one` wires them
+# the fraction of completions with a nonzero advantage at every step. `train` wires them
 # together with the shared config. With GRPO, a completion's advantage is nonzero exactly
 # when its group is mixed, so those two logged numbers must agree step by step; with Sign
 # every completion has a nonzero advantage.
 
 # %%
 t0 = time.perf_counter()
-probe = {e: train_one(RunConfig(**{**BASE.__dict__, "estimator": e, "steps": 5}), WORK,
+probe = {e: train(RunConfig(**{**BASE.__dict__, "estimator": e, "steps": 5}), WORK,
                       evaluate_after=False) for e in ("grpo", "sign")}
 print(f"two 5-step runs in {time.perf_counter() - t0:.1f} s")
 for row in probe["grpo"]["history"]:
@@ -159,7 +160,7 @@ checks.check_success_hist(my_success_hist)
 
 # %%
 t0 = time.perf_counter()
-runs = {lr: {e: [train_one(RunConfig(**{**BASE.__dict__, "estimator": e, "seed": s, "learning_rate": lr}),
+runs = {lr: {e: [train(RunConfig(**{**BASE.__dict__, "estimator": e, "seed": s, "learning_rate": lr}),
                            WORK) for s in SEEDS] for e in ESTIMATORS} for lr in LRS}
 print(f"{len(LRS) * len(ESTIMATORS) * len(SEEDS)} runs in {time.perf_counter() - t0:.0f} s")
 

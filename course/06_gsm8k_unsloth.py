@@ -12,37 +12,69 @@
 # functions. Smoke-mode numbers measure nothing about GSM8K; they only prove the code path.
 # Cells that need a GPU print why they are skipped.
 #
-# What was and was not executed by the maintainers is listed in `docs/gpu.md`: the GPU path
-# has **not** been run by us (no GPU here); every number in this notebook comes from the run
-# you make.
+# What was and was not executed by the maintainers is listed in `docs/gpu.md` (the Unsloth
+# path ran on an H100 with a random-weight stand-in model, no hub there; not yet this version
+# of the notebook on Colab); every number in this notebook comes from the run you make.
 
 # %%
 import json
-import os
 import tempfile
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 
-from grpo_lab import checks
-from grpo_lab.experiment import PAPER_PROTOCOL, GSM8KConfig, pass_at_k_of, smoke_gsm8k, train_gsm8k
+from grpo_lab import checks, viz
+from grpo_lab.compare import load_results, open_comparison, run_comparison
+from grpo_lab.config import PAPER_PROTOCOL, gsm8k_config, smoke
+from grpo_lab.io import DRIVE, results_home
+from grpo_lab.passk import pass_at_k_of
 from grpo_lab.policy import choose_backend
+from grpo_lab.runner import rough_runtime
 from grpo_lab.tasks.gsm8k import extract_answer, load_gsm8k
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 ON_GPU = torch.cuda.is_available()
 backend, why = choose_backend("auto")
 print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend: {backend} ({why})")
-ESTIMATOR = os.environ.get("GRPO_LAB_ESTIMATOR", "sign")  # any of grpo_lab.ESTIMATORS
-CFG = GSM8KConfig(estimator=ESTIMATOR)
+
+# %% [markdown]
+# ### The settings: one cell, edit it here
+#
+# Every setting of the run is a field of `RunConfig` (the same vocabulary as `grpo-lab
+# compare`; `help(RunConfig)` documents each). `gsm8k_config()` is the Colab default: a 1.5B
+# Qwen instruct model in 4-bit with LoRA r = 16, G = 4, 4 prompts per step, 250 steps,
+# 320 new tokens, the whole test split with 8 samples per problem, a checkpoint every 25
+# steps. Change the estimator or the seed to add a run to the same comparison; change
+# anything else and the results go to a separate comparison.
+
+# %%
+CFG = gsm8k_config(estimator="sign", seed=0)  # e.g. estimator="grpo", steps=100, eval_problems=200
 if not ON_GPU:
-    CFG = smoke_gsm8k(CFG)
+    CFG = smoke(CFG)
     print("SMOKE MODE: no CUDA GPU, so the tiny LM and synthetic word problems stand in for the model and GSM8K.")
-# GPU results go where notebook 07 looks for them; smoke results to a scratch directory
-RESULTS = Path(os.environ.get("GRPO_LAB_RESULTS", "results/gsm8k" if ON_GPU else tempfile.mkdtemp()))
 print(json.dumps(asdict(CFG), indent=1))
+
+# %% [markdown]
+# ### Where results go, and why it matters on Colab
+#
+# A Colab runtime is wiped when it disconnects, and a full run takes hours. With Google Drive
+# mounted (the next cell asks, on Colab only), results **and checkpoints** go to
+# `MyDrive/grpo-lab/gsm8k`: rerun the notebook after a disconnect and training resumes from
+# the last checkpoint (every `save_steps` steps), finished runs are not redone, and notebook
+# 07 finds them in the same place (`grpo_lab.io.results_home()`). Without Drive they go to
+# `results/gsm8k` on the runtime's disk. In smoke mode they go to a scratch directory.
+
+# %%
+try:
+    from google.colab import drive  # only on Colab
+
+    drive.mount(str(DRIVE.parent))
+except ImportError:
+    pass
+RESULTS = results_home("gsm8k") if ON_GPU else Path(tempfile.mkdtemp())
+print("results and checkpoints:", RESULTS.resolve())
 
 # %% [markdown]
 # ## 1. The data and the grader
@@ -53,8 +85,8 @@ print(json.dumps(asdict(CFG), indent=1))
 
 # %%
 try:
-    train = load_gsm8k("train", smoke=CFG.smoke, n=CFG.train_n)
-    test = load_gsm8k("test", smoke=CFG.smoke, n=CFG.eval_n)
+    train = load_gsm8k("train", smoke=CFG.smoke, n=CFG.train_problems, seed=CFG.data_seed)
+    test = load_gsm8k("test", smoke=CFG.smoke, n=CFG.eval_problems, seed=CFG.eval_seed)
 except RuntimeError as err:  # offline on a GPU machine: say so, stop here
     raise SystemExit(f"GSM8K is not reachable: {err}")
 print(f"{len(train)} train / {len(test)} test problems")
@@ -87,26 +119,38 @@ checks.check_reward_function(lambda p, c, answer, **kw: my_reward(p, [[{"role": 
 # %% [markdown]
 # ## 2. Train and evaluate
 #
-# `train_gsm8k` loads the policy with `load_policy` (Unsloth's `FastLanguageModel` in 4-bit
-# with LoRA on all linear projections when a CUDA GPU and Unsloth are present, else
-# transformers + peft), builds TRL's `GRPOTrainer` with the chosen estimator and the
-# `StarvationCallback`, trains, and evaluates on the test split. The comparison between
-# estimators is controlled: run this notebook once per estimator (`GRPO_LAB_ESTIMATOR=grpo`,
-# `=sign`, …) with everything else unchanged — same optimizer (AdamW), learning rate, clipping
-# (`max_grad_norm`), batch, steps and seed. The result is saved where notebook 07 reads it.
+# `run_comparison` trains every (estimator, seed) of the comparison in `RESULTS` that is not
+# finished yet, through the same `grpo_lab.runner.train` as `grpo-lab compare`: the policy is
+# loaded with `load_policy` (Unsloth's `FastLanguageModel` in 4-bit with LoRA on all linear
+# projections when a CUDA GPU and Unsloth are present, with vLLM generation when vLLM is
+# installed; else transformers + peft), TRL's `GRPOTrainer` runs with the chosen estimator and
+# the `StarvationCallback`, and the policy is evaluated on the test split. The comparison
+# between estimators is controlled: rerun with another `estimator` in the settings cell and
+# everything else unchanged — same optimizer (AdamW), learning rate, clipping, batch, steps
+# and seed.
+#
+# **What the first step costs.** With the Unsloth backend the first step compiles kernels
+# (`torch.compile` inside Unsloth): on an H100 it took 210 s, then about 5 s per step for
+# 4 prompts × G = 4 × 64 new tokens (docs/gpu.md). Minutes of silence at the start are
+# expected; the estimate below says how long to plan for.
 #
 # The paper's protocol (arXiv 2605.07689) for bigger GPUs is `PAPER_PROTOCOL`: Qwen3.5-9B,
 # LoRA r=64 / alpha=128 on all linear projections, G=4, 7 seeds. Its optimizer settings are
 # ours, not the paper's; see `docs/gpu.md`.
 
 # %%
-print("paper protocol:", PAPER_PROTOCOL["config"].model, "LoRA", PAPER_PROTOCOL["config"].lora_r, "/",
+print("paper protocol:", PAPER_PROTOCOL["config"].policy, "LoRA", PAPER_PROTOCOL["config"].lora_r, "/",
       PAPER_PROTOCOL["config"].lora_alpha, "G", PAPER_PROTOCOL["config"].group_size, "seeds", PAPER_PROTOCOL["seeds"])
-result = train_gsm8k(CFG, RESULTS, progress=ON_GPU)
-saved = RESULTS / f"{CFG.estimator}-seed{CFG.seed}.json"
-assert saved.is_file() and json.loads(saved.read_text())["backend"] == result["backend"]
+if ON_GPU:
+    seconds, how = rough_runtime(CFG, backend, torch.cuda.get_device_name(0))
+    print(f"rough runtime for this run: {seconds / 3600:.1f} h ({how})")
+conf = open_comparison(RESULTS, [CFG.estimator], [CFG.seed], replace(CFG, estimator="grpo", seed=0),
+                       command="notebook 06")
+report = run_comparison(RESULTS, conf, progress=ON_GPU)
+result = load_results(RESULTS, conf)[CFG.estimator][conf["seeds"].index(CFG.seed)]
+assert result["config"]["estimator"] == CFG.estimator and report.is_file()
 print(f"backend {result['backend']} ({result['backend_why']}); trained {CFG.steps} steps in "
-      f"{result['train_seconds']:.0f} s on {result['device']}; saved {saved}")
+      f"{result['train_seconds']:.0f} s on {result['device']}; report: {report}")
 
 # %% [markdown]
 # ## 3. Starvation during training, and the evaluation
@@ -122,21 +166,24 @@ pk = pass_at_k_of(ev, ks=(1, 2, 4, 8))
 print(f"test: greedy accuracy {ev['greedy']:.3f} on {len(ev['correct'])} problems; "
       + ", ".join(f"pass@{k} {v:.3f}" for k, v in pk.items()))
 assert all(0 <= a <= 1 for a in acr) and list(pk.values()) == sorted(pk.values())
+viz.starvation_curves({CFG.estimator: [hist]}, window=max(1, min(10, len(hist) // 3)))
+
+# %% [markdown]
+# The figure shows this one run (no band: one seed). In smoke mode it is three steps of the
+# tiny LM on synthetic problems and says nothing about GSM8K. On a GPU, compare estimators
+# only across runs of the same comparison, with several seeds (next cell).
 
 # %% [markdown]
 # ## 4. GPU-only: the full comparison
 #
-# On a GPU, this cell trains every estimator in turn (one seed; set `SEEDS` for more) with the
-# same config. It is skipped on a CPU — visibly, below.
+# On a GPU, set `RUN_ALL = True` to train every estimator in turn, for the seeds in `SEEDS`,
+# into the same comparison (each one resumable). It is skipped on a CPU — visibly, below.
 
 # %%
-SEEDS = [0]
-if ON_GPU and os.environ.get("GRPO_LAB_ALL_ESTIMATORS") == "1":
-    for est in ("grpo", "drgrpo", "rloo", "sign", "avspo"):
-        for seed in SEEDS:
-            if not (RESULTS / f"{est}-seed{seed}.json").is_file():
-                train_gsm8k(GSM8KConfig(**{**asdict(CFG), "estimator": est, "seed": seed}), RESULTS)
-    print("done:", sorted(p.name for p in RESULTS.glob("*-seed*.json")))
+RUN_ALL, SEEDS = False, [0]
+if ON_GPU and RUN_ALL:
+    conf = open_comparison(RESULTS, ["grpo", "drgrpo", "rloo", "sign", "avspo"], SEEDS, conf["base"])
+    print("report:", run_comparison(RESULTS, conf, progress=True))
 else:
-    print("SKIPPED: the all-estimator comparison needs a CUDA GPU and GRPO_LAB_ALL_ESTIMATORS=1 "
-          f"(here: GPU {'yes' if ON_GPU else 'no'}). Notebook 07 reads whatever results exist.")
+    print(f"SKIPPED: the all-estimator comparison needs a CUDA GPU and RUN_ALL = True (here: GPU "
+          f"{'yes' if ON_GPU else 'no'}, RUN_ALL {RUN_ALL}). Notebook 07 reads whatever results exist.")

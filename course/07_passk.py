@@ -16,17 +16,16 @@
 
 # %%
 import json
-import os
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 from IPython.display import display
 
 from grpo_lab import checks, viz
-from grpo_lab.experiment import change_vs_start
+from grpo_lab.compare import read_config
+from grpo_lab.io import results_home, run_name
 from grpo_lab.passk import naive_best_of_k, pass_at_k, pass_at_k_curve
-from grpo_lab.simulator import mean_ci_columns
+from grpo_lab.stats import change_vs_start, mean_ci_columns
 
 DATA = json.loads((resources.files("grpo_lab") / "data" / "tiny_lm_passk.json").read_text())
 for label, d in DATA.items():
@@ -125,18 +124,26 @@ print("capacity expansion anywhere:", [k for k, v in readings.items() if v == "c
 # %% [markdown]
 # ## 4. GSM8K results from notebook 06, if any
 #
-# A GPU run of notebook 06 saves `results/gsm8k/<estimator>-seed<k>.json`; the same analysis
-# applies. Without a GPU run there is nothing to show, and this cell says so.
+# A GPU run of notebook 06 saves its comparison where `grpo_lab.io.results_home()` says:
+# `MyDrive/grpo-lab/gsm8k` when Google Drive is mounted on Colab (mount it in this notebook
+# too), else `results/gsm8k`. The same analysis applies to every finished run there. Without a
+# GPU run there is nothing to show, and this cell says so.
 
 # %%
-GPU_RESULTS = Path(os.environ.get("GRPO_LAB_RESULTS", "results/gsm8k"))
-found = sorted(GPU_RESULTS.glob("*-seed*.json")) if GPU_RESULTS.is_dir() else []
+GPU_RESULTS = results_home("gsm8k")
+found = {}
+if (GPU_RESULTS / "config.json").is_file():
+    conf = read_config(GPU_RESULTS)
+    for est in conf["estimators"]:
+        for seed in conf["seeds"]:
+            path = GPU_RESULTS / "results" / f"{run_name(est, seed)}.json"
+            if path.is_file():
+                found[path.stem] = json.loads(path.read_text())
 if not found:
     print(f"no GSM8K results in {GPU_RESULTS.resolve()}: run notebook 06 on a GPU first. Nothing is claimed here.")
-for path in found:
-    r = json.loads(path.read_text())
+for name, r in found.items():
     ev = r["eval"]
     ks = [k for k in KS if k <= ev["n_samples"]]
     cur = pass_at_k_curve(ev["n_samples"], ev["correct"], ks, n_boot=500)
-    print(f"{path.stem} on {r['device']} ({r['backend']}): greedy {ev['greedy']:.3f}; "
+    print(f"{name} on {r['device']} ({r['backend']}): greedy {ev['greedy']:.3f}; "
           + ", ".join(f"pass@{k} {m:.3f} [{lo:.3f}, {hi:.3f}]" for k, m, lo, hi in zip(ks, cur.mean, cur.lo, cur.hi)))

@@ -33,10 +33,11 @@ import torch
 
 import grpo_lab as gl
 from grpo_lab import checks
-from grpo_lab.experiment import RunConfig, train_one
+from grpo_lab.config import RunConfig
 from grpo_lab.gradrank import (completion_grads, contribution_matrix, effective_rank, rank_above, sparsity,
                                update_matrix)
 from grpo_lab.policy import load_tiny_lm, sample_completions
+from grpo_lab.runner import train
 from grpo_lab.starvation import batch_metrics
 from grpo_lab.tasks import arithmetic_problems
 from grpo_lab.tasks.gsm8k import is_correct
@@ -158,7 +159,7 @@ show(start, "at the warm start")
 # notebook 05 (learning rate 1e-4).
 
 # %%
-trained = train_one(RunConfig(steps=TRAIN_STEPS, prompts_per_step=8, train_problems=1000, eval_problems=50,
+trained = train(RunConfig(steps=TRAIN_STEPS, prompts_per_step=8, train_problems=1000, eval_problems=50,
                               eval_samples=4), tempfile.mkdtemp(), evaluate_after=False, return_model=True)
 after = {G: measure(trained["model"], trained["tokenizer"], G) for G in GS}
 show(after, f"after {TRAIN_STEPS} GRPO steps")

@@ -9,6 +9,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .advantages import ESTIMATORS
+from .config import RunConfig, cli_fields, gsm8k_config
+from .tasks import TASKS
 
 DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo")
 # --quick: what the tests run; about half a minute on 2 CPU cores (measured 2026-11-22)
@@ -51,15 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--estimators", default=None,
                    help=f"comma-separated, from {', '.join(ESTIMATORS)} (default: {','.join(DEFAULT_ESTIMATORS)})")
     c.add_argument("--seeds", default=None, help="comma-separated seeds (default: 0,1,2)")
-    c.add_argument("--steps", type=int, default=None, help="optimizer steps per run (default: 150)")
-    c.add_argument("--group-size", "-G", type=int, default=None, help="completions per prompt (default: 4)")
-    c.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-4, AdamW)")
-    c.add_argument("--prompts-per-step", type=int, default=None, help="prompts per step (default: 16)")
-    c.add_argument("--task", default=None, choices=("arithmetic", "word_problems", "gsm8k"),
-                   help="default: arithmetic; gsm8k needs --policy <instruct model> (a GPU, Unsloth when installed)")
-    c.add_argument("--policy", default=None,
-                   help="tiny-lm (default: the shipped warm-started model), tabular (the simulator of notebook 04), "
-                        "or a causal-LM directory / hub id")
+    for f, flag in cli_fields():  # one option per documented RunConfig field marked cli
+        extra = {"choices": tuple(TASKS)} if f.name == "task" else {}
+        names = (flag, "-G") if f.name == "group_size" else (flag,)
+        c.add_argument(*names, dest=f.name, type=type(f.default), default=None, metavar=f.name.upper(),
+                       help=f"{f.metadata['help']} (default: {f.default})", **extra)
     c.add_argument("--quick", action="store_true", help="a smoke profile of about half a minute on 2 CPU cores (2 estimators, 2 seeds, 8 steps)")
     c.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs)")
     c.add_argument("--resume", type=Path, default=None, metavar="DIR",
@@ -94,13 +92,14 @@ def _quiet() -> None:
 def _compare(a) -> int:
     _quiet()
     from .compare import command_line, new_run_dir, read_config, run_comparison, write_config
-    from .experiment import RunConfig
 
+    options = {f.name: flag for f, flag in cli_fields()}
     if a.resume is not None:
-        given = [k for k in ("estimators", "seeds", "steps", "group_size", "lr", "prompts_per_step", "task", "policy")
-                 if getattr(a, k) is not None] + (["quick"] if a.quick else [])
+        given = [flag for name, flag in options.items() if getattr(a, name) is not None]
+        given += [f"--{k}" for k in ("estimators", "seeds") if getattr(a, k) is not None] + \
+            (["--quick"] if a.quick else [])
         if given:
-            raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop --{', --'.join(given)}")
+            raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop {', '.join(given)}")
         conf = read_config(a.resume)
         out = a.resume
     else:
@@ -109,11 +108,15 @@ def _compare(a) -> int:
         estimators = (_estimators(a.estimators) if a.estimators is not None
                       else list(prof.get("estimators", DEFAULT_ESTIMATORS)))
         seeds = _int_list(a.seeds, "seeds") if a.seeds is not None else list(prof.get("seeds", (0, 1, 2)))
-        base = RunConfig(**{k: v for k, v in prof.items() if k in asdict(RunConfig())})
-        for opt, field in (("steps", "steps"), ("group_size", "group_size"), ("lr", "learning_rate"),
-                           ("prompts_per_step", "prompts_per_step"), ("task", "task"), ("policy", "policy")):
-            if getattr(a, opt) is not None:
-                setattr(base, field, getattr(a, opt))
+        if a.task == "gsm8k" and a.policy is None:
+            raise UsageError("--task gsm8k needs a real instruct model: pass its hub id or path as --policy "
+                             "(notebook 06 has the CPU smoke version)")
+        # GSM8K with a real model starts from notebook 06's preset (LoRA, 320 new tokens, ...), then the flags
+        base = (gsm8k_config() if a.task == "gsm8k" else
+                RunConfig(**{k: v for k, v in prof.items() if k in asdict(RunConfig())}))
+        for name in options:
+            if getattr(a, name) is not None:
+                setattr(base, name, getattr(a, name))
         base.validate()
         out = new_run_dir(a.out)
         conf = write_config(out, estimators, seeds, base, command=command_line())

@@ -29,12 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .experiment import (RunConfig, evaluate_start, gsm8k_config, pass_at_k_of, start_starvation, summarize_rows,
-                         train_gsm8k, train_one, train_tabular)
+from .config import RunConfig
 from .io import DirLock, differing_keys, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
-from .simulator import mean_ci, mean_ci_columns
+from .passk import pass_at_k_of
+from .runner import KS, evaluate_start, train
+from .starvation import start_starvation, summarize_rows
+from .stats import fmt_ci, mean_ci, mean_ci_columns
 
-KS = (1, 2, 4, 8, 16)
 PER_RUN = ("estimator", "seed")  # the settings that differ between the runs of one comparison
 
 
@@ -64,6 +65,32 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
                 fingerprint=fingerprint(shared_settings(base)))
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "config.json", conf)
+    return conf
+
+
+def open_comparison(out: Path, estimators, seeds, base: RunConfig, command: str | None = None) -> dict:
+    """The comparison in ``out`` with at least these estimators and seeds (notebook 06 adds runs one by one).
+
+    A new directory gets a new ``config.json``; an existing one must have the same settings (else the
+    resume error names the keys) and its estimator and seed lists are extended.
+    """
+    out = Path(out)
+    if not (out / "config.json").is_file():
+        conf = write_config(out, estimators, seeds, base, command)
+        conf["base"] = RunConfig(**conf["base"])
+        return conf
+    conf = read_config(out)
+    diff = differing_keys(shared_settings(conf["base"]), shared_settings(base))
+    if diff:
+        raise ValueError(f"{out} holds a comparison with other settings ({'; '.join(diff)}); "
+                         "use another directory for these settings")
+    est = list(dict.fromkeys([*conf["estimators"], *estimators]))
+    sds = list(dict.fromkeys([*conf["seeds"], *(int(s) for s in seeds)]))
+    if (est, sds) != (conf["estimators"], conf["seeds"]):
+        stored = read_json(out / "config.json", "comparison config")
+        stored.update(estimators=est, seeds=sds)
+        write_json_atomic(out / "config.json", stored)
+        conf.update(estimators=est, seeds=sds)
     return conf
 
 
@@ -154,24 +181,15 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc="runs", unit="run")
+    start = read_json(start_path, "start evaluation")
     for est, seed in todo:
-        cfg = RunConfig(**{**asdict(base), "estimator": est, "seed": seed})
+        cfg = base.with_run(est, seed)
         name = run_name(est, seed)
         jsonl = out / "metrics" / f"{name}.jsonl"
-        jsonl.unlink(missing_ok=True)  # an interrupted run starts over
-        if cfg.policy == "tabular":
-            res = train_tabular(cfg)
-        elif cfg.task == "gsm8k":
-            res = train_gsm8k(gsm8k_config(cfg), out / "gsm8k", progress=progress)
-        else:
-            import shutil
-            import tempfile
-
-            work = tempfile.mkdtemp(prefix="grpo-lab-")
-            try:
-                res = train_one(cfg, work, jsonl_path=jsonl, progress=progress)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+        work = out / "checkpoints" / name if base.save_steps else None
+        if work is None:
+            jsonl.unlink(missing_ok=True)  # an interrupted run starts over
+        res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
         res["fingerprint"] = fingerprint(shared)
         write_json_atomic(out / "results" / f"{name}.json", res)
         if bar is not None:
@@ -194,18 +212,6 @@ def load_results(out: Path, conf: dict) -> dict:
     return res
 
 
-def fmt_ci(values, digits: int = 3) -> str:
-    """Mean [95% t-interval] of fractions, the interval clipped to [0, 1]."""
-    vals = [v for v in values if v is not None and np.isfinite(v)]
-    if not vals:
-        return "n/a"
-    if len(vals) < 2:  # a zero-width "interval" would invite comparisons that one seed cannot support
-        return f"{vals[0]:.{digits}f} (1 seed, no interval)"
-    m, lo, hi = mean_ci(vals)
-    lo, hi = max(lo, 0.0), min(hi, 1.0)
-    return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
 def summary_table(results: dict) -> list[dict]:
     """One row per estimator: the per-seed finals that the report's table shows with CIs."""
     rows = []
@@ -224,9 +230,7 @@ def summary_table(results: dict) -> list[dict]:
 
 def _passk(result: dict) -> dict:
     ev = result["eval"]
-    if "pass_at_k" in ev:
-        return {int(k): v for k, v in ev["pass_at_k"].items()}
-    return pass_at_k_of(ev, KS)
+    return {int(k): v for k, v in ev["pass_at_k"].items()} if "pass_at_k" in ev else pass_at_k_of(ev, KS)
 
 
 def write_report(out: Path, conf: dict) -> Path:
@@ -237,7 +241,9 @@ def write_report(out: Path, conf: dict) -> Path:
     results = load_results(out, conf)
     start = read_json(out / "start.json", "start evaluation")
     G = base.group_size
-    tabular = base.policy == "tabular"
+    # what the results hold decides what is shown: a simulated policy has exact pass@k and no greedy decoding
+    simulated = any(r.get("backend") == "simulator" for runs in results.values() for r in runs)
+    has_greedy = all(r["eval"].get("greedy") is not None for runs in results.values() for r in runs)
 
     # metrics.jsonl: every logged step of every run (the callback's rows when present: they carry the histogram)
     lines = []
@@ -250,7 +256,11 @@ def write_report(out: Path, conf: dict) -> Path:
     write_text_atomic(out / "metrics.jsonl", "\n".join(lines) + "\n")
 
     histories = {e: [r["history"] for r in runs] for e, runs in results.items()}
-    figs = {"training.png": viz.starvation_curves(histories)}
+    n_seeds = len(conf["seeds"])
+    setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {base.steps} steps, "
+               f"{n_seeds} seed{'s' if n_seeds > 1 else ''}")
+    figs = {"training.png": viz.starvation_curves(histories, title=f"Training batches ({setting}); "
+                                                                   "moving average over 10 steps")}
     start_pk = pass_at_k_of(start, KS)
     ks = [k for k in KS if k in start_pk]
     curves = {"start": [start_pk[k] for k in ks]}
@@ -259,11 +269,13 @@ def write_report(out: Path, conf: dict) -> Path:
         per_seed = np.array([[_passk(r)[k] for k in ks] for r in runs])
         curves[e], lo, hi = mean_ci_columns(per_seed)
         bands[e] = (lo, hi)
-    figs["passk.png"] = viz.passk_curves(ks, curves, bands)
-    if not tabular:
+    figs["passk.png"] = viz.passk_curves(ks, curves, bands, n_seeds=n_seeds,
+                                         title=f"pass@k on held-out problems after training ({setting})")
+    if has_greedy:
         after = {e: {int(lv): mean_ci([r["eval"]["greedy_by_level"][lv] for r in runs])
                      for lv in runs[0]["eval"]["greedy_by_level"]} for e, runs in results.items()}
-        figs["levels.png"] = viz.level_bars({int(k): v for k, v in start["greedy_by_level"].items()}, after)
+        figs["levels.png"] = viz.level_bars({int(k): v for k, v in start["greedy_by_level"].items()}, after,
+                                            n_seeds=n_seeds, title=f"Greedy accuracy per level ({setting})")
     for name, fig in figs.items():
         fig.savefig(out / name)
 
@@ -278,13 +290,13 @@ def write_report(out: Path, conf: dict) -> Path:
         if k not in ("estimator", "seed"):
             md.append(f"| {k} | {val} |")
     md += [f"| estimators | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
-           "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if tabular else
+           "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
                              f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class, AdamW, constant lr, "
                              f"TRL's default loss_type, beta 0") + " |",
            f"| versions | python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
            f"grpo_lab {v.get('grpo_lab')} |", "",
            "## Starting point (shared by every run)", ""]
-    if not tabular:
+    if has_greedy:
         md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "
                   + ", ".join(f"{lv}: {a:.2f}" for lv, a in start["greedy_by_level"].items()))
     md += [f"- pass@k from {start['n_samples']} samples per problem: "
@@ -302,9 +314,14 @@ def write_report(out: Path, conf: dict) -> Path:
         md.append(f"| {row['estimator']} | {row['seeds']} | {fmt_ci(row['greedy'])} | {fmt_ci(row['pass@1'])} | "
                   f"{fmt_ci(row['pass@16'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
                   f"{fmt_ci(row['all_fail_run'])} | {fmt_ci(row['all_pass_run'])} |")
+    if "grpo" in results and "dapo" in results and [_passk(r) for r in results["grpo"]] == \
+            [_passk(r) for r in results["dapo"]]:
+        md += ["", "dapo equals grpo seed for seed, as it must with 0/1 rewards: a degenerate group already has "
+                   "GRPO advantage 0, and DAPO's refilling of the batch is not implemented. The figures draw dapo "
+                   "dashed on top of grpo."]
     secs = [s for row in table for s in row["train_seconds"] if s]
     start_line = f"Start: pass@1 {start_pk[1]:.3f}" + (f", pass@16 {start_pk[16]:.3f}" if 16 in start_pk else "")
-    if not tabular:
+    if has_greedy:
         start_line += f", greedy {start['greedy']:.3f}"
     md += ["", start_line + ".", "",
            "Reading it: intervals come from few seeds and are wide; an estimator is better than another here only "
@@ -313,7 +330,7 @@ def write_report(out: Path, conf: dict) -> Path:
     if secs:
         md += [f"Training time per run: {np.mean(secs):.1f} s on average ({len(secs)} runs).", ""]
     md += ["## Plots", "", "![training](training.png)", "", "![pass@k](passk.png)", ""]
-    if not tabular:
+    if has_greedy:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]
     return write_text_atomic(out / "report.md", "\n".join(md))

@@ -1,6 +1,7 @@
 """Did an existing GRPO run starve? Read its logs and write a starvation report (``grpo-lab inspect``).
 
-Introduced in notebook 08. Three kinds of log are understood:
+Used by ``grpo-lab inspect`` (README, "Did my run starve?"); no notebook uses it yet. Three kinds of
+log are understood:
 
 - **TRL**: an output directory or a ``trainer_state.json`` (its ``log_history`` holds
   ``frac_reward_zero_std``, ``reward`` and ``reward_std`` per logging step). TRL logs the

@@ -9,6 +9,8 @@ One place for each, used by ``grpo-lab compare``, ``grpo-lab inspect`` and the G
 - :func:`fingerprint` / :func:`differing_keys`: a short hash of the settings that determine a
   result, stored in every results file so that a resume can refuse a changed config.
 - :class:`DirLock`: ``<dir>/.lock`` holding the owner's pid, so two writers never share a directory.
+- :func:`results_home`: where notebook 06 saves GSM8K runs and notebook 07 finds them (Google Drive
+  when it is mounted on Colab, so that results survive a disconnect).
 """
 
 from __future__ import annotations
@@ -17,6 +19,23 @@ import hashlib
 import json
 import os
 from pathlib import Path
+
+
+DRIVE = Path("/content/drive/MyDrive")  # where Colab mounts Google Drive
+
+
+def results_home(kind: str = "gsm8k") -> Path:
+    """The directory for a kind of course results, the same for every notebook:
+
+    ``$GRPO_LAB_RESULTS`` if set; else ``/content/drive/MyDrive/grpo-lab/<kind>`` when Google Drive is
+    mounted (Colab: results and checkpoints survive a disconnect); else ``results/<kind>``.
+    """
+    env = os.environ.get("GRPO_LAB_RESULTS")
+    if env:
+        return Path(env)
+    if DRIVE.is_dir():
+        return DRIVE / "grpo-lab" / kind
+    return Path("results") / kind
 
 
 def run_name(estimator: str, seed: int) -> str:

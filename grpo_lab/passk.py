@@ -151,3 +151,11 @@ def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) 
                 wins += winner == ref
         out[p] = wins / len(subsets)
     return out
+
+
+def pass_at_k_of(ev: dict, ks=(1, 2, 4, 8, 16)) -> dict:
+    """Mean unbiased pass@k of an evaluation (``{"n_samples": n, "correct": [c per problem]}``),
+    for every k in ``ks`` up to n (notebooks 05-07, ``grpo-lab compare``)."""
+    n = ev["n_samples"]
+    c = np.asarray(ev["correct"])
+    return {int(k): float(pass_at_k(n, c, int(k)).mean()) for k in ks if k <= n}

@@ -135,32 +135,3 @@ def expected_pass_at_k(p, k: int) -> float:
     """Mean over prompts of the exact pass@k of a policy with success probability p: ``1 - (1 - p)**k``."""
     p = np.asarray(p, dtype=np.float64)
     return float(np.mean(1 - (1 - p) ** k))
-
-
-def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and a t-interval over seeds: ``(mean, lo, hi)``. One value gives a zero-width interval."""
-    from statistics import NormalDist
-
-    v = np.asarray(values, dtype=np.float64)
-    m = float(v.mean())
-    if v.size < 2:
-        return m, m, m
-    # Student-t quantile without scipy: tabulated for 95% and df < 10, the normal quantile otherwise
-    t95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-    df = v.size - 1
-    if confidence == 0.95 and df in t95:
-        q = t95[df]
-    else:
-        q = NormalDist().inv_cdf(0.5 + confidence / 2)
-    half = q * float(v.std(ddof=1)) / np.sqrt(v.size)
-    return m, m - half, m + half
-
-
-def mean_ci_columns(values, confidence: float = 0.95):
-    """:func:`mean_ci` of every column of ``values`` [seeds, K]: arrays ``(mean, lo, hi)`` of length K.
-
-    Used for curves over k or steps with one row per seed (notebooks 05, 07, ``grpo-lab compare``).
-    """
-    v = np.asarray(values, dtype=np.float64)
-    m, lo, hi = zip(*(mean_ci(v[:, j], confidence) for j in range(v.shape[1])))
-    return np.asarray(m), np.asarray(lo), np.asarray(hi)

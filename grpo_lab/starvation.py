@@ -209,3 +209,33 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
         hist = torch.bincount(k, minlength=g.group_size + 1).tolist()
     return dict(acr=cs.acr, all_fail=cs.frac_all_fail, all_pass=cs.frac_all_pass, mixed=cs.mixed / cs.n_groups,
                 frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist)
+
+
+def start_starvation(ev: dict, G: int) -> dict:
+    """Degenerate fraction of groups of ``G`` implied by an evaluation: E[p^G + (1-p)^G] over problems.
+
+    With c correct out of n samples, ``C(c, G) / C(n, G)`` is the unbiased estimate of p^G (the chance
+    that G samples drawn without replacement are all correct), and likewise for (1-p)^G; the plug-in
+    (c/n)^G would be biased. Needs n >= G. (Notebook 05, ``grpo-lab compare``.)
+    """
+    from math import comb
+
+    n = ev["n_samples"]
+    if n < G:
+        raise ValueError(f"need at least G={G} samples per problem to estimate degeneracy, got {n}")
+    c = np.asarray(ev["correct"])
+    all_pass = np.array([comb(int(k), G) for k in c]) / comb(n, G)
+    all_fail = np.array([comb(n - int(k), G) for k in c]) / comb(n, G)
+    return dict(degenerate=float(np.mean(all_pass + all_fail)), all_fail=float(all_fail.mean()),
+                all_pass=float(all_pass.mean()), never_solved=float(np.mean(c == 0)))
+
+
+def summarize_rows(history: list[dict], first: int = 10) -> dict:
+    """Mean logged starvation (``starvation/acr``, ``all_fail``, ``all_pass``) over the first ``first``
+    logged steps (``*_start``) and over the whole run (``*_run``)."""
+    def mean(key, rows):
+        v = [r[key] for r in rows if r.get(key) is not None]
+        return float(np.mean(v)) if v else float("nan")
+
+    return {f"{k}_{span}": mean(f"starvation/{k}", rows) for k in ("acr", "all_fail", "all_pass")
+            for span, rows in (("start", history[:first]), ("run", history))}

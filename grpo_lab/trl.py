@@ -165,7 +165,7 @@ class StarvationCallback(TrainerCallback):
     logs plus ``step`` and the histogram. Formulas: :func:`grpo_lab.starvation.batch_metrics`.
     """
 
-    KEYS = ("acr", "all_fail", "all_pass", "mixed", "frac_nonzero_adv")
+    KEYS = ("acr", "all_fail", "all_pass", "mixed", "frac_nonzero_adv")  # today's scalars; any new one is logged too
 
     def __init__(self, jsonl_path=None):
         self.jsonl_path = jsonl_path
@@ -174,8 +174,9 @@ class StarvationCallback(TrainerCallback):
 
     def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
         m = batch_metrics(rewards, advantages, G)
-        for k in self.KEYS:
-            trainer._metrics[mode][f"starvation/{k}"].append(m[k])
+        for k, v in m.items():  # every scalar of batch_metrics: a new diagnostic needs no change here
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                trainer._metrics[mode][f"starvation/{k}"].append(float(v))
         if m["success_hist"] is not None and mode == "train":
             h = m["success_hist"]
             self._hist = h if self._hist is None or len(self._hist) != len(h) else [a + b for a, b in

@@ -9,11 +9,61 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-from .advantages import compute_advantages
+from .advantages import ESTIMATORS, compute_advantages
 from .starvation import degeneracy_rate
 
 WIDTH = 7.0  # inches: readable at notebook width
+
+# One colour, line style and marker per estimator across every figure of the project. dapo equals
+# grpo under 0/1 rewards, so it is drawn dashed in a lighter colour on top of grpo: both stay visible.
+PALETTE = {
+    "grpo": dict(color="#1f77b4", ls="-", marker="o"),
+    "drgrpo": dict(color="#ff7f0e", ls="-", marker="s"),
+    "rloo": dict(color="#2ca02c", ls="-", marker="^"),
+    "sign": dict(color="#d62728", ls="-", marker="D"),
+    "avspo": dict(color="#9467bd", ls="-", marker="v"),
+    "avspo_code": dict(color="#8c564b", ls="-.", marker="P"),
+    "dapo": dict(color="#7fd3e6", ls=(0, (4, 3)), marker="x"),
+    "start": dict(color="0.3", ls=":", marker="."),
+}
+_EXTRA = ["#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39"]
+BAND_ALPHA = 0.18
+
+
+def style(label: str) -> dict:
+    """Colour, line style and marker of ``label``: an estimator (or "start"), possibly followed by more words
+    ("sign, lr 1e-3"); other labels get a fixed colour by first use. A new estimator needs no entry here."""
+    key = str(label).split(",")[0].split(" ")[0]
+    if key not in PALETTE:
+        PALETTE[key] = dict(color=_EXTRA[(len(PALETTE) - len(ESTIMATORS) - 1) % len(_EXTRA)], ls="-", marker="o")
+    return PALETTE[key]
+
+
+def _line(ax, x, y, label, **kw):
+    st = style(label)
+    return ax.plot(x, y, color=st["color"], ls=st["ls"], label=label, **kw)
+
+
+def _band(ax, x, lo, hi, label, clip=(0.0, 1.0)):
+    """A shaded 95% band in ``label``'s colour, clipped to ``clip`` (probabilities stay in [0, 1])."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    if clip is not None:
+        lo, hi = np.clip(lo, *clip), np.clip(hi, *clip)
+    ax.fill_between(x, lo, hi, color=style(label)["color"], alpha=BAND_ALPHA, lw=0)
+
+
+def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds") -> None:
+    """Add a legend entry that says what the bands are; then draw the legend."""
+    handles, labels = ax.get_legend_handles_labels()
+    if n_seeds is not None and n_seeds > 1:
+        handles.append(Patch(color="0.5", alpha=BAND_ALPHA + 0.1, lw=0))
+        labels.append(f"band: {what} (n={n_seeds})")
+    elif n_seeds == 1:
+        handles.append(Patch(color="none"))
+        labels.append("one seed: no band")
+    ax.legend(handles, labels, fontsize=7, ncols=2)
 
 
 class LabFigure(Figure):
@@ -29,22 +79,25 @@ class LabFigure(Figure):
         return buf.getvalue()
 
 
-def _fig(ncols: int = 1, height: float = 3.4, width: float = WIDTH):
+def _fig(ncols: int = 1, height: float = 3.4, width: float = WIDTH, title: str | None = None, nrows: int = 1,
+         **kw):
     fig = LabFigure(figsize=(width, height), layout="constrained", dpi=100)
-    axes = fig.subplots(1, ncols)
+    axes = fig.subplots(nrows, ncols, **kw)
+    if title:
+        fig.suptitle(title, fontsize=10)
     return fig, axes
 
 
-def group_advantages(rewards, G: int, methods=("grpo", "drgrpo", "sign")) -> Figure:
+def group_advantages(rewards, G: int, methods=("grpo", "drgrpo", "sign"), title: str | None = None) -> Figure:
     """Bars of each completion's reward and advantage under several estimators (notebook 01)."""
     r = np.asarray(rewards, dtype=float).reshape(-1)
-    fig, ax = _fig(height=3.2)
+    fig, ax = _fig(height=3.2, title=title or f"Reward and advantage of each completion (groups of G={G})")
     x = np.arange(r.size)
     width = 0.8 / (len(methods) + 1)
     ax.bar(x - 0.4 + width / 2, r, width, label="reward", color="0.6")
     for i, m in enumerate(methods, start=1):
         adv = compute_advantages(r, G, m).numpy()
-        ax.bar(x - 0.4 + width * (i + 0.5), adv, width, label=f"A ({m})")
+        ax.bar(x - 0.4 + width * (i + 0.5), adv, width, label=f"A ({m})", color=style(m)["color"])
     for b in range(1, r.size // G):
         ax.axvline(b * G - 0.5, color="k", lw=0.8, ls=":")
     ax.axhline(0, color="k", lw=0.6)
@@ -54,26 +107,26 @@ def group_advantages(rewards, G: int, methods=("grpo", "drgrpo", "sign")) -> Fig
     return fig
 
 
-def degeneracy_vs_p(G: int, p_mc=None, rate_mc=None, rate_mc_se=None) -> Figure:
+def degeneracy_vs_p(G: int, p_mc=None, rate_mc=None, rate_mc_se=None, title: str | None = None) -> Figure:
     """The closed form p^G + (1-p)^G against Monte Carlo points (notebook 01)."""
-    fig, ax = _fig()
+    fig, ax = _fig(title=title or f"P(a group of G={G} is degenerate) against the success probability")
     p = np.linspace(0, 1, 201)
-    ax.plot(p, degeneracy_rate(p, G), label=f"closed form, G={G}")
+    ax.plot(p, degeneracy_rate(p, G), color="0.2", label=f"closed form p^G + (1-p)^G, G={G}")
     if p_mc is not None:
         ax.errorbar(p_mc, rate_mc, yerr=None if rate_mc_se is None else 2 * np.asarray(rate_mc_se), fmt="o",
-                    ms=4, label="Monte Carlo (±2 s.e.)")
+                    ms=4, color="#d62728", label="Monte Carlo (bars: ±2 standard errors)")
     ax.set_xlabel("success probability p")
     ax.set_ylabel("P(group degenerate)")
     ax.set_ylim(0, 1.02)
-    ax.legend()
+    ax.legend(fontsize=8)
     return fig
 
 
-def degeneracy_heatmap(ps, Gs) -> Figure:
+def degeneracy_heatmap(ps, Gs, title: str | None = None) -> Figure:
     """Heatmap of p^G + (1-p)^G over a grid of p and G (notebook 01)."""
     ps, Gs = np.asarray(ps, dtype=float), np.asarray(Gs)
     rate = degeneracy_rate(ps[None, :], Gs[:, None])
-    fig, ax = _fig(height=3.6)
+    fig, ax = _fig(height=3.6, title=title or "P(group degenerate) over p and G (white contours: 0.5 and 0.9)")
     im = ax.imshow(rate, aspect="auto", origin="lower", cmap="magma", vmin=0, vmax=1,
                    extent=(ps[0], ps[-1], -0.5, len(Gs) - 0.5))
     ax.set_yticks(range(len(Gs)), [str(g) for g in Gs])
@@ -85,23 +138,23 @@ def degeneracy_heatmap(ps, Gs) -> Figure:
     return fig
 
 
-def jensen_bars(gaps: dict) -> Figure:
+def jensen_bars(gaps: dict, title: str | None = None) -> Figure:
     """Real vs i.i.d. degeneracy, split into all-fail and all-pass, per population (notebook 02).
 
     ``gaps`` maps a population name to a :class:`grpo_lab.starvation.JensenGap`.
     """
     names = list(gaps)
-    fig, ax = _fig(height=3.6)
+    fig, ax = _fig(height=3.6, title=title or "Degenerate groups: real population vs i.i.d. at its mean p")
     x = np.arange(len(names))
     w = 0.38
     real_f = [gaps[n].real_all_fail for n in names]
     real_p = [gaps[n].real_all_pass for n in names]
     iid_f = [gaps[n].iid_all_fail for n in names]
     iid_p = [gaps[n].iid_all_pass for n in names]
-    ax.bar(x - w / 2, real_f, w, color="C3", label="real: all fail")
-    ax.bar(x - w / 2, real_p, w, bottom=real_f, color="C2", label="real: all pass")
-    ax.bar(x + w / 2, iid_f, w, color="C3", alpha=0.45, hatch="//", label="i.i.d. at mean p: all fail")
-    ax.bar(x + w / 2, iid_p, w, bottom=iid_f, color="C2", alpha=0.45, hatch="//", label="i.i.d.: all pass")
+    ax.bar(x - w / 2, real_f, w, color="#d62728", label="real: all fail")
+    ax.bar(x - w / 2, real_p, w, bottom=real_f, color="#2ca02c", label="real: all pass")
+    ax.bar(x + w / 2, iid_f, w, color="#d62728", alpha=0.45, hatch="//", label="i.i.d. at mean p: all fail")
+    ax.bar(x + w / 2, iid_p, w, bottom=iid_f, color="#2ca02c", alpha=0.45, hatch="//", label="i.i.d.: all pass")
     ax.set_xticks(x, names, fontsize=8)
     ax.set_ylabel("fraction of groups degenerate")
     ax.set_ylim(0, 1.05)
@@ -109,33 +162,35 @@ def jensen_bars(gaps: dict) -> Figure:
     return fig
 
 
-def rate_vs_group_size(Gs, curves: dict) -> Figure:
+def rate_vs_group_size(Gs, curves: dict, title: str | None = None) -> Figure:
     """Degenerate fraction and samples per informative group against G (notebook 02)."""
-    fig, (a, b) = _fig(ncols=2)
+    fig, (a, b) = _fig(ncols=2, title=title or "Larger groups: fewer degenerate groups, but at a price in samples")
     Gs = np.asarray(Gs)
     for name, rates in curves.items():
         rates = np.asarray(rates)
         a.plot(Gs, rates, "o-", ms=3, label=name)
         b.plot(Gs, Gs / np.clip(1 - rates, 1e-9, None), "o-", ms=3, label=name)
-    a.set_xlabel("group size G")
-    a.set_ylabel("degenerate fraction")
-    a.set_xscale("log", base=2)
-    b.set_xlabel("group size G")
-    b.set_ylabel("samples per informative group")
-    b.set_xscale("log", base=2)
+    for ax, ylabel in ((a, "degenerate fraction"), (b, "samples per informative group")):
+        ax.set_xlabel("group size G")
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(Gs, [str(g) for g in Gs])
+        ax.minorticks_off()
+    a.set_ylim(0, 1.02)
     b.set_yscale("log")
     a.legend(fontsize=7)
     return fig
 
 
-def advantage_table(G: int, methods, values: dict) -> Figure:
+def advantage_table(G: int, methods, values: dict, title: str | None = None) -> Figure:
     """Heatmap: advantage of a success / a failure for each k-of-G composition (notebook 03).
 
     ``values[method]`` is a ``[G+1, 2]`` array: (advantage of a success, of a failure) for
     k = 0..G successes; NaN where no such completion exists.
     """
-    fig, axes = _fig(ncols=2, height=0.45 * len(methods) + 1.4)
-    for j, (ax, title) in enumerate(zip(axes, ("a success", "a failure"))):
+    fig, axes = _fig(ncols=2, height=0.45 * len(methods) + 1.6,
+                     title=title or f"Advantage per estimator and group composition (G={G}; blank: no such completion)")
+    for j, (ax, what) in enumerate(zip(axes, ("a success", "a failure"))):
         grid = np.array([values[m][:, j] for m in methods])
         lim = np.nanmax(np.abs(grid))
         ax.imshow(grid, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
@@ -145,67 +200,105 @@ def advantage_table(G: int, methods, values: dict) -> Figure:
         ax.set_xticks(range(G + 1))
         ax.set_yticks(range(len(methods)), methods if j == 0 else [""] * len(methods), fontsize=8)
         ax.set_xlabel(f"k successes out of G={G}")
-        ax.set_title(f"advantage of {title}", fontsize=9)
+        ax.set_title(f"advantage of {what}", fontsize=9)
     return fig
 
 
-def training_curves(results: dict, key: str = "success", ylabel: str = "mean success probability") -> Figure:
-    """Mean over seeds with a 95% band, one line per label (notebook 04).
+def _mean_band(y: np.ndarray):
+    from .stats import mean_ci_columns
+
+    if y.shape[0] < 2:
+        return y[0], None, None
+    return mean_ci_columns(y)
+
+
+def training_curves(results: dict, key: str = "success", ylabel: str = "mean success probability",
+                    title: str | None = None, clip=(0.0, 1.0)) -> Figure:
+    """Mean over seeds with its 95% t-interval band, one line per label (notebook 04).
 
     ``results[label]`` is a list of :class:`grpo_lab.simulator.SimResult` (one per seed).
     """
-    fig, ax = _fig()
+    fig, ax = _fig(title=title or f"{ylabel} over training")
+    n = None
     for label, runs in results.items():
         y = np.stack([getattr(r, key) for r in runs])
-        m = y.mean(0)
-        half = 1.96 * y.std(0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else np.zeros_like(m)
-        ax.plot(runs[0].steps, m, label=label)
-        ax.fill_between(runs[0].steps, m - half, m + half, alpha=0.2)
+        m, lo, hi = _mean_band(y)
+        _line(ax, runs[0].steps, m, label)
+        if lo is not None:
+            _band(ax, runs[0].steps, lo, hi, label, clip)
+        n = len(runs)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, ncols=2)
+    _band_note(ax, n)
     return fig
 
 
-def success_histograms(before, after: dict, bins: int = 20) -> Figure:
-    """Per-prompt success probability before training and after, per estimator (notebook 04)."""
-    fig, ax = _fig()
+def success_histograms(before, after: dict, bins: int = 20, title: str | None = None) -> Figure:
+    """Per-prompt success probability before training (grey) and after, one small panel per estimator
+    (notebook 04). Counts on a log axis: the mass near 0 is the never-solved prompts."""
+    labels = list(after)
+    ncols = min(4, len(labels))
+    nrows = -(-len(labels) // ncols)
+    fig, axes = _fig(ncols=ncols, nrows=nrows, height=2.0 * nrows + 0.8, width=WIDTH * 1.15, sharex=True,
+                     sharey=True, squeeze=False,
+                     title=title or "Per-prompt success probability after training (grey: before)")
     edges = np.linspace(0, 1, bins + 1)
-    ax.hist(before, bins=edges, histtype="stepfilled", color="0.8", label="before")
-    for label, p in after.items():
-        ax.hist(p, bins=edges, histtype="step", lw=1.4, label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("per-prompt success probability")
-    ax.set_ylabel("prompts")
-    ax.legend(fontsize=7, ncols=2)
+    for ax in axes.flat[len(labels):]:
+        ax.set_visible(False)
+    for ax, label in zip(axes.flat, labels):
+        ax.hist(before, bins=edges, histtype="stepfilled", color="0.82", label="before")
+        ax.hist(after[label], bins=edges, histtype="step", lw=1.5, color=style(label)["color"], label=label)
+        ax.set_title(label, fontsize=9, color=style(label)["color"])
+        ax.set_yscale("log")
+    for ax in axes[-1]:
+        ax.set_xlabel("success probability")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("prompts")
     return fig
 
 
-def passk_curves(ks, curves: dict, bands: dict | None = None) -> Figure:
-    """pass@k against k for several policies, with optional (lo, hi) bands (notebooks 04, 07)."""
-    fig, ax = _fig()
-    for label, y in curves.items():
-        ax.plot(ks, y, "o-", ms=3, label=label)
+def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None = None,
+                 n_seeds: int | None = None) -> Figure:
+    """pass@k against k for several policies, with optional (lo, hi) bands clipped to [0, 1] (notebooks 04, 07).
+
+    ``n_seeds`` names what the bands are in the legend (a 95% t-interval over that many seeds).
+    """
+    fig, ax = _fig(title=title or "pass@k against k")
+    order = sorted(curves, key=lambda lab: str(lab).startswith("dapo"))  # dapo last: dashed on top of grpo
+    for label in order:
+        st = style(label)
+        ax.plot(ks, curves[label], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3, label=label)
         if bands and label in bands:
-            lo, hi = bands[label]
-            ax.fill_between(ks, lo, hi, alpha=0.2)
+            _band(ax, ks, *bands[label], label)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("k")
+    ax.set_xticks(list(ks), [str(k) for k in ks])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("k (samples per problem)")
     ax.set_ylabel("pass@k")
-    ax.legend(fontsize=7, ncols=2)
+    _band_note(ax, n_seeds if bands else None)
     return fig
 
 
-def sweep(xs, results: dict, xlabel: str, ylabel: str) -> Figure:
-    """Final metric (mean, lo, hi) against a swept setting, one line per estimator (notebook 04)."""
-    fig, ax = _fig()
+def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None) -> Figure:
+    """Final metric (mean, lo, hi) against a swept setting, one line per estimator (notebook 04).
+
+    Bars are 95% t-intervals over ``n_seeds`` seeds; ticks sit at the swept values.
+    """
+    fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
     for label, rows in results.items():
         m, lo, hi = (np.asarray(v) for v in zip(*rows))
-        ax.errorbar(xs, m, yerr=[m - lo, hi - m], fmt="o-", ms=3, capsize=2, label=label)
+        st = style(label)
+        ax.errorbar(xs, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
+                    capsize=2, label=label)
     ax.set_xscale("log")
+    ax.set_xticks(list(xs), [f"{x:g}" for x in xs])
+    ax.minorticks_off()
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, ncols=2)
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, labels, fontsize=7, ncols=2,
+              title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None, title_fontsize=7)
     return fig
 
 
@@ -216,81 +309,103 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(np.pad(y, (window - 1, 0), mode="edge"), k, mode="valid")
 
 
-def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None) -> Figure:
-    """A logged metric over training steps: mean over seeds (moving average of ``window`` steps), with a band
-    of ±1.96 standard errors across seeds (notebook 05, ``grpo-lab compare``).
+def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None, clip=(0.0, 1.0),
+               title: str | None = None) -> Figure:
+    """A logged metric over training steps: mean over seeds (moving average of ``window`` steps), with its
+    95% t-interval band over seeds, clipped to ``clip`` (notebook 05, ``grpo-lab compare``).
 
     ``histories[label]`` is a list (one per seed) of log rows ``{"step": …, key: …}``.
     """
-    fig, ax = _fig() if ax is None else (ax.figure, ax)
-    for label, runs in histories.items():
+    fig, ax = _fig(title=title) if ax is None else (ax.figure, ax)
+    n = None
+    for label in sorted(histories, key=lambda lab: str(lab).startswith("dapo")):
+        runs = histories[label]
         rows = [[(r["step"], r[key]) for r in h if r.get(key) is not None] for h in runs]
-        n = min(len(r) for r in rows) if rows else 0
-        if n == 0:
+        length = min(len(r) for r in rows) if rows else 0
+        if length == 0:
             continue
-        steps = np.array([s for s, _ in rows[0][:n]])
-        y = np.stack([_smooth(np.array([v for _, v in r[:n]], dtype=float), window) for r in rows])
-        m = y.mean(0)
-        half = 1.96 * y.std(0, ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else np.zeros_like(m)
-        ax.plot(steps, m, label=label)
-        ax.fill_between(steps, m - half, m + half, alpha=0.2)
+        steps = np.array([s for s, _ in rows[0][:length]])
+        y = np.stack([_smooth(np.array([v for _, v in r[:length]], dtype=float), window) for r in rows])
+        m, lo, hi = _mean_band(y)
+        _line(ax, steps, m, label, lw=1.3)
+        if lo is not None:
+            _band(ax, steps, lo, hi, label, clip)
+        n = len(rows)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, ncols=2)
+    if clip is not None:
+        ax.set_ylim(clip[0], clip[1] + 0.02)
+    _band_note(ax, n)
     return fig
 
 
-def starvation_curves(histories: dict, window: int = 10) -> Figure:
+def starvation_curves(histories: dict, window: int = 10, title: str | None = None) -> Figure:
     """Reward, all-fail and all-pass fractions of the training groups over steps, side by side (notebook 05)."""
-    fig, axes = _fig(ncols=3, height=3.2, width=WIDTH * 1.6)
-    for ax, (key, label) in zip(axes, [("reward", "mean reward (training batch)"),
-                                       ("starvation/all_fail", "all-fail fraction of groups"),
-                                       ("starvation/all_pass", "all-pass fraction of groups")]):
+    fig, axes = _fig(ncols=3, height=3.4, width=WIDTH * 1.6,
+                     title=title or f"Training batches, moving average over {window} steps")
+    for i, (ax, (key, label)) in enumerate(zip(axes, [("reward", "mean reward (training batch)"),
+                                                      ("starvation/all_fail", "all-fail fraction of groups"),
+                                                      ("starvation/all_pass", "all-pass fraction of groups")])):
         log_curves(histories, key, label, window=window, ax=ax)
+        if i:
+            ax.get_legend().remove()  # one legend, in the first panel
     return fig
 
 
-def level_bars(start: dict, after: dict, ylabel: str = "greedy accuracy") -> Figure:
-    """Accuracy per difficulty level: the starting policy, and each label's mean ± 95% CI over seeds (notebook 05).
+def level_bars(start: dict, after: dict, ylabel: str = "greedy accuracy", title: str | None = None,
+               n_seeds: int | None = None) -> Figure:
+    """Accuracy per difficulty level: the starting policy, and each label's mean with its 95% t-interval over
+    seeds, clipped to [0, 1] (notebook 05).
 
     ``start`` maps level → accuracy; ``after[label]`` maps level → (mean, lo, hi).
     """
-    fig, ax = _fig()
-    levels = sorted(start)
+    fig, ax = _fig(title=title or f"{ylabel} per difficulty level")
+    levels = sorted(start, key=int)
     x = np.arange(len(levels))
     width = 0.8 / (len(after) + 1)
     ax.bar(x - 0.4 + width / 2, [start[lv] for lv in levels], width, color="0.7", label="start")
     for i, (label, by_level) in enumerate(after.items(), start=1):
-        m = np.array([by_level[lv][0] for lv in levels])
-        lo = np.array([by_level[lv][1] for lv in levels])
-        hi = np.array([by_level[lv][2] for lv in levels])
-        ax.bar(x - 0.4 + width * (i + 0.5), m, width, yerr=[m - lo, hi - m], capsize=2, label=label)
+        key = {int(k): v for k, v in by_level.items()}
+        m = np.array([key[int(lv)][0] for lv in levels])
+        lo = np.clip([key[int(lv)][1] for lv in levels], 0, 1)
+        hi = np.clip([key[int(lv)][2] for lv in levels], 0, 1)
+        st = style(label)
+        ax.bar(x - 0.4 + width * (i + 0.5), m, width, yerr=[m - lo, hi - m], capsize=2, label=label,
+               color=st["color"], hatch="//" if st["ls"] != "-" else None, edgecolor="white", lw=0)
     ax.set_xticks(x, [f"level {lv}" for lv in levels])
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, ncols=3)
+    ax.legend(fontsize=7, ncols=4, title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None,
+              title_fontsize=7)
     return fig
 
 
-def log_series(log, keys, ylabel: str) -> Figure:
-    """A logged metric of an existing run over steps, one thin line per run in the log (notebook 08, inspect).
+def log_series(log, keys, ylabel: str, title: str | None = None) -> Figure:
+    """A logged metric of an existing run over steps (``grpo-lab inspect``): each run as a thin line and,
+    when the log holds several runs, their mean per step as a thick one.
 
     ``log`` is a :class:`grpo_lab.diagnose.RunLog`; ``keys`` one key or a tuple of keys.
     """
     keys = (keys,) if isinstance(keys, str) else tuple(keys)
-    fig, ax = _fig(height=3.0)
+    fig, ax = _fig(height=3.2, title=title or f"{ylabel} over training: {log.source.name}")
     runs = {}
     for r in log.rows:
         runs.setdefault(r.get("run"), []).append(r)
+    colors = ("#d62728", "#2ca02c", "#1f77b4")
     for j, key in enumerate(keys):
+        color = colors[j % len(colors)]
+        name = key.replace("_", "-")
         for i, (run, rows) in enumerate(runs.items()):
             pts = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
             if not pts:
                 continue
             s, v = zip(*pts)
-            label = key if (i == 0 and len(keys) > 1) else (None if len(keys) > 1 or len(runs) > 8 else run)
-            ax.plot(s, v, lw=0.8 if len(runs) > 1 else 1.4, alpha=0.6 if len(runs) > 1 else 1, color=f"C{j}"
-                    if len(keys) > 1 else None, label=label)
+            several = len(runs) > 1
+            ax.plot(s, v, lw=0.6 if several else 1.4, alpha=0.35 if several else 1, color=color,
+                    label=(f"{name}: each of {len(runs)} runs" if several else name) if i == 0 else None)
+        if len(runs) > 1:
+            steps, mean = log.series(key)
+            ax.plot(steps, mean, lw=2.0, color=color, label=f"{name}: mean over runs")
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
     if ax.get_legend_handles_labels()[0]:
@@ -298,11 +413,11 @@ def log_series(log, keys, ylabel: str) -> Figure:
     return fig
 
 
-def count_bars(counts, xlabel: str, ylabel: str) -> Figure:
-    """Bars of counts indexed 0 … len-1 (notebook 08, ``grpo-lab inspect``)."""
-    fig, ax = _fig(height=3.0)
+def count_bars(counts, xlabel: str, ylabel: str, title: str | None = None) -> Figure:
+    """Bars of counts indexed 0 … len-1 (``grpo-lab inspect``)."""
+    fig, ax = _fig(height=3.0, title=title or f"{ylabel} by {xlabel}")
     counts = np.asarray(counts)
-    ax.bar(np.arange(counts.size), counts, color="C0")
+    ax.bar(np.arange(counts.size), counts, color="#1f77b4")
     ax.set_xticks(np.arange(counts.size))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

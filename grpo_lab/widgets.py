@@ -53,11 +53,4 @@ def bandit_explorer(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: 
     )
 
 
-def degeneracy_explorer(G: int = 4):
-    """A G slider over :func:`grpo_lab.viz.degeneracy_vs_p`. Returns the widget."""
-    import ipywidgets as w
-
-    return _explorer(viz.degeneracy_vs_p, G=w.IntSlider(value=G, min=1, max=32, description="G"))
-
-
-__all__ = ["bandit_explorer", "bandit_figure", "degeneracy_explorer"]
+__all__ = ["bandit_explorer", "bandit_figure"]

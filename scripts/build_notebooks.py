@@ -1,7 +1,7 @@
 """Build notebooks/, exercises/ and solutions/ from the single sources in course/.
 
     python scripts/build_notebooks.py          # write the notebooks and the README table
-    python scripts/build_notebooks.py --check  # exit 1 and list what differs (tests/test_course_sync.py)
+    python scripts/build_notebooks.py --check  # exit 1 and list what differs (tests/test_course.py)
 
 Source format (``course/NN_name.py``): cells start with a marker line.
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from grpo_lab import cli
-from grpo_lab.simulator import mean_ci
+from grpo_lab.stats import mean_ci
 
 
 def only_run(root: Path) -> Path:
@@ -47,7 +47,7 @@ def test_compare_quick_end_to_end(tmp_path):
 def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeypatch, capsys):
     from grpo_lab import compare
 
-    real = compare.train_tabular
+    real = compare.train
     calls = []
 
     def flaky(cfg, *a, **k):
@@ -56,7 +56,7 @@ def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeyp
             raise KeyboardInterrupt
         return real(cfg, *a, **k)
 
-    monkeypatch.setattr(compare, "train_tabular", flaky)
+    monkeypatch.setattr(compare, "train", flaky)
     args = ["compare", "--policy", "tabular", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "5",
             "--no-progress", "--out", str(tmp_path)]
     assert cli.main(args) == 130

@@ -125,13 +125,14 @@ def test_one_seed_says_there_are_no_intervals(tmp_path, capsys):
 
 SLOW_RUN = textwrap.dedent("""
     import sys, time
-    from grpo_lab import cli, compare
+    from grpo_lab import cli, compare, runner
     compare.evaluate_start = lambda cfg: {"greedy": 0.5, "greedy_by_level": {}, "n_samples": 4,
                                           "correct": [1, 2], "levels": [1, 1]}
-    def slow(cfg, workdir, **kw):
-        print("training", flush=True)
-        time.sleep(60)
-    compare.train_one = slow
+    real = compare.train
+    def slow(cfg, workdir, **kw):  # the real tiny-LM path (a temporary work directory), made slow
+        runner.LanguageModel.train = lambda *a, **k: (print("training", flush=True), time.sleep(60))
+        return real(cfg, workdir, **kw)
+    compare.train = slow
     sys.exit(cli.main(["compare", "--estimators", "grpo", "--seeds", "0", "--steps", "2", "--no-progress",
                        "--out", sys.argv[1]]))
 """)

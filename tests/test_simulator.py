@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from grpo_lab.simulator import (SimConfig, expected_pass_at_k, logits_for, mean_ci, policy_gradient,
-                                sample_success_rates, simulate)
+from grpo_lab.simulator import (SimConfig, expected_pass_at_k, logits_for, policy_gradient, sample_success_rates,
+                                simulate)
+from grpo_lab.stats import mean_ci
 
 
 def test_logits_reproduce_the_initial_success_rates():

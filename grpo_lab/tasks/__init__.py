@@ -2,18 +2,19 @@
 
 - :mod:`grpo_lab.tasks.arithmetic`: synthetic sums in difficulty levels, for the tiny LM;
 - :mod:`grpo_lab.tasks.word_problems`: synthetic GSM8K-style word problems (our own templates);
-- :mod:`grpo_lab.tasks.gsm8k`: the GSM8K answer grader (``extract_answer``, ``is_correct``).
+- :mod:`grpo_lab.tasks.gsm8k`: the GSM8K answer grader (``extract_answer``, ``is_correct``) and GSM8K itself.
+
+Each registers itself by name (:mod:`grpo_lab.tasks.base`); ``TASKS`` maps names to tasks.
 
 Reward functions follow TRL's signature ``f(prompts, completions, **columns) -> list[float]``.
 """
 
 from __future__ import annotations
 
-from .arithmetic import LEVELS, Problem, arithmetic_problems
+from .arithmetic import LEVELS, arithmetic_problems
+from .base import TASKS, Problem, Task, get_task, register_task
 from .gsm8k import extract_answer, is_correct, reference_answer
 from .word_problems import word_problems
-
-TASKS = ("arithmetic", "word_problems")
 
 
 def _text(completion) -> str:
@@ -35,13 +36,9 @@ def correctness_reward(prompts, completions, answer, **kwargs) -> list[float]:
     return [float(is_correct(_text(c), a)) for c, a in zip(completions, answer)]
 
 
-def make_problems(task: str, n: int, seed: int = 0, levels=None) -> list[Problem]:
-    """``n`` problems of ``task`` ("arithmetic" or "word_problems")."""
-    if task == "arithmetic":
-        return arithmetic_problems(n, levels=levels or tuple(LEVELS), seed=seed)
-    if task == "word_problems":
-        return word_problems(n, levels=levels or (1, 2, 3, 4), seed=seed)
-    raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+def make_problems(task: str, n: int | None, seed: int = 0, split: str = "train", smoke: bool = False) -> list[Problem]:
+    """``n`` problems of the registered ``task`` (see ``TASKS``)."""
+    return get_task(task).problems(split, n, seed, smoke)
 
 
 def to_dataset(problems):
@@ -52,5 +49,5 @@ def to_dataset(problems):
                               "level": [p.level for p in problems]})
 
 
-__all__ = ["LEVELS", "TASKS", "Problem", "arithmetic_problems", "word_problems", "extract_answer", "is_correct",
+__all__ = ["LEVELS", "TASKS", "Problem", "Task", "get_task", "register_task", "arithmetic_problems", "word_problems", "extract_answer", "is_correct",
            "reference_answer", "correctness_reward", "make_problems", "to_dataset"]

@@ -8,7 +8,8 @@ with carries, which it does not: the spread of per-prompt success that makes GRP
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+
+from .base import Problem, Task, register_task
 
 LEVELS = {
     1: "one-digit + one-digit",
@@ -19,11 +20,6 @@ LEVELS = {
 }
 
 
-@dataclass(frozen=True)
-class Problem:
-    prompt: str
-    answer: str  # the reference: a bare number, or a GSM8K answer field ending in "#### N"
-    level: int
 
 
 def _operands(level: int, rng: random.Random) -> tuple[int, int]:
@@ -57,3 +53,14 @@ def arithmetic_problems(n: int, levels=tuple(LEVELS), seed: int = 0, weights=Non
         a, b = _operands(lv, rng)
         out.append(Problem(f"{a}+{b}=", str(a + b), lv))
     return out
+
+
+@register_task
+class Arithmetic(Task):
+    """Sums in five levels (the tiny LM's task); train and test differ by seed only."""
+
+    name = "arithmetic"
+    tiny_lm_ok = True
+
+    def problems(self, split, n, seed, smoke=False):
+        return arithmetic_problems(n, seed=seed)

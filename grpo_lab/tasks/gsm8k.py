@@ -37,6 +37,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from .base import Problem, Task, register_task
+
 _MAX_DIGITS = 400  # longer digit strings are not answers; refusing them keeps the arithmetic cheap
 
 # one number: optional sign (a sign right after a digit or ")" is an operator, "10-3"), optional $,
@@ -209,7 +211,6 @@ def load_gsm8k(split: str = "train", smoke: bool = False, n: int | None = None, 
     ``datasets.load_dataset("openai/gsm8k", "main")`` is used (7,473 train / 1,319 test); when
     the hub cannot be reached a ``RuntimeError`` explains how to get the data.
     """
-    from .arithmetic import Problem
     from .word_problems import word_problems
 
     if split not in GSM8K_SIZES:
@@ -238,3 +239,14 @@ def as_chat_dataset(problems, system_prompt: str = SYSTEM_PROMPT):
         "prompt": [[{"role": "system", "content": system_prompt}, {"role": "user", "content": p.prompt}]
                    for p in problems],
         "answer": [p.answer for p in problems], "level": [p.level for p in problems]})
+
+
+@register_task
+class GSM8K(Task):
+    """GSM8K from the hub (chat-formatted for instruct models); ``smoke=True``: the synthetic word problems."""
+
+    name = "gsm8k"
+    chat = True
+
+    def problems(self, split, n, seed, smoke=False):
+        return load_gsm8k(split, smoke=smoke, n=n, seed=seed)

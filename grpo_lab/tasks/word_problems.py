@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from .arithmetic import Problem
+from .base import Problem, Task, register_task
 
 _NAMES = ("Ada", "Bo", "Chen", "Dara", "Eli", "Femi", "Gus", "Hana", "Ines", "Joss")
 _ITEMS = ("apples", "stickers", "marbles", "books", "shells", "pencils", "stamps", "coins")
@@ -50,3 +50,13 @@ def word_problems(n: int, levels=(1, 2, 3, 4), seed: int = 0) -> list[Problem]:
         raise ValueError(f"n must be >= 0, got {n}")
     rng = random.Random(seed)
     return [_one(rng.choice(list(levels)), rng) for _ in range(n)]
+
+
+@register_task
+class WordProblems(Task):
+    """The project's GSM8K-style word problems, levels 1-4; train and test differ by seed only."""
+
+    name = "word_problems"
+
+    def problems(self, split, n, seed, smoke=False):
+        return word_problems(n, seed=seed)

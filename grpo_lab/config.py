@@ -1,0 +1,114 @@
+"""One run's settings, in one vocabulary: the CLI, the notebooks and the GSM8K path all use :class:`RunConfig`.
+
+Every field carries its help text; ``grpo-lab compare`` builds its options from the fields
+marked ``cli`` (so a new setting is one field here). Presets: :func:`gsm8k_config` (the Colab
+GPU default of notebook 06), :func:`smoke` (the same code path on a CPU in seconds) and
+:data:`PAPER_PROTOCOL`. Introduced in notebook 05.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+
+from ._checks import as_int
+from .advantages import ESTIMATORS
+
+
+def _f(default, help: str, cli: str | None = None, **kw):
+    """A documented field; ``cli`` is its ``grpo-lab compare`` flag (None: not an option)."""
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help, "cli": cli, **kw})
+    return field(default=default, metadata={"help": help, "cli": cli, **kw})
+
+
+SPECIAL_POLICIES = ("tiny-lm", "tabular")  # anything else is a causal-LM directory or hub id
+
+
+@dataclass
+class RunConfig:
+    """Settings of one GRPO run. Every run of a comparison shares all of them but ``estimator`` and ``seed``."""
+
+    estimator: str = _f("grpo", "advantage estimator, one of grpo_lab.ESTIMATORS")
+    seed: int = _f(0, "TRL's seed: sampling and data order")
+    learning_rate: float = _f(1e-4, "learning rate (AdamW, TRL's default optimizer; constant, no warm-up)", "--lr")
+    steps: int = _f(150, "optimizer steps per run", "--steps")
+    group_size: int = _f(4, "G, completions per prompt", "--group-size")
+    prompts_per_step: int = _f(16, "prompts per step; a step has prompts_per_step x G completions",
+                               "--prompts-per-step")
+    task: str = _f("arithmetic", "a registered task: arithmetic, word_problems, gsm8k", "--task")
+    policy: str = _f("tiny-lm", "tiny-lm (the shipped warm-started model), tabular (the simulator of notebook 04), "
+                                "or a causal-LM directory / hub id", "--policy")
+    max_completion_length: int = _f(6, "new tokens per completion (the tiny LM's answers are at most 4 digits + EOS)")
+    max_grad_norm: float = _f(1.0, "gradient clipping (TRL's default)")
+    train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
+    data_seed: int = _f(1, "seed of the training prompts: the same for every run")
+    eval_problems: int | None = _f(300, "held-out problems, drawn with eval_seed (None: the whole test split)")
+    eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k")
+    eval_seed: int = _f(5, "seed of the held-out problems and of their samples")
+    estimator_options: dict = _f({}, "options passed to the estimator (e.g. eps, threshold)")
+    backend: str = _f("auto", "model loading for a hub / local policy: auto, unsloth, transformers")
+    lora_r: int | None = _f(None, "LoRA rank for a hub / local policy (None: full fine-tuning)")
+    lora_alpha: int | None = _f(None, "LoRA alpha (None: 2 x lora_r)")
+    fast_inference: bool | None = _f(None, "Unsloth + vLLM generation (None: when vLLM is installed and the "
+                                           "backend is Unsloth; Unsloth's trainer then sets use_vllm itself)")
+    save_steps: int = _f(0, "save a resumable checkpoint every this many steps (0: never)")
+    smoke: bool = _f(False, "the task's offline stand-in data (GSM8K: the synthetic word problems)")
+
+    def validate(self) -> "RunConfig":
+        """Raise ``ValueError`` naming the first bad setting; return ``self``."""
+        from .tasks import TASKS
+
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r}; choose from {', '.join(ESTIMATORS)}")
+        for name in ("steps", "prompts_per_step", "max_completion_length", "eval_samples"):
+            as_int(name, getattr(self, name), minimum=1)
+        for name in ("train_problems", "eval_problems"):
+            if getattr(self, name) is not None:
+                as_int(name, getattr(self, name), minimum=1)
+        as_int("save_steps", self.save_steps, minimum=0)
+        if as_int("group size", self.group_size) < 2:
+            raise ValueError(f"group size must be >= 2 (a group of one has no baseline), got {self.group_size}")
+        if not (isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0
+                and math.isfinite(self.learning_rate)):
+            raise ValueError(f"learning rate must be a positive number, got {self.learning_rate}")
+        if self.task not in TASKS:
+            raise ValueError(f"unknown task {self.task!r}; choose {', '.join(TASKS)}")
+        if self.backend not in ("auto", "unsloth", "transformers"):
+            raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
+        if self.task == "gsm8k" and self.policy in SPECIAL_POLICIES and not self.smoke:
+            raise ValueError("--task gsm8k needs a real instruct model: pass its hub id or path as --policy "
+                             "(notebook 06 has the CPU smoke version)")
+        if self.policy == "tiny-lm" and not TASKS[self.task].tiny_lm_ok and not self.smoke:
+            raise ValueError("the tiny LM was warm-started on arithmetic only; use --task arithmetic, "
+                             "or pass a causal-LM path as --policy")
+        return self
+
+    def with_run(self, estimator: str, seed: int) -> "RunConfig":
+        return replace(self, estimator=estimator, seed=int(seed), estimator_options=dict(self.estimator_options))
+
+
+def cli_fields():
+    """``(field, flag)`` for every setting that ``grpo-lab compare`` exposes."""
+    return [(f, f.metadata["cli"]) for f in fields(RunConfig) if f.metadata.get("cli")]
+
+
+def gsm8k_config(**overrides) -> RunConfig:
+    """Notebook 06's default: a 1.5B Qwen instruct model in 4-bit with LoRA on GSM8K, sized for a free T4."""
+    base = dict(task="gsm8k", policy="unsloth/Qwen2.5-1.5B-Instruct", learning_rate=5e-6, steps=250,
+                prompts_per_step=4, max_completion_length=320, train_problems=None, eval_problems=None,
+                eval_samples=8, lora_r=16, lora_alpha=32, save_steps=25)
+    return RunConfig(**{**base, **overrides})
+
+
+def smoke(cfg: RunConfig) -> RunConfig:
+    """The CPU smoke version of a GSM8K config: tiny LM, synthetic problems, a few steps, the same code path."""
+    return replace(cfg, policy="tiny-lm", steps=3, prompts_per_step=4, max_completion_length=8, train_problems=32,
+                   eval_problems=16, eval_samples=4, learning_rate=1e-4, lora_r=None, smoke=True, save_steps=2)
+
+
+# The protocol of arXiv 2605.07689 as we read it, for bigger GPUs: Qwen3.5-9B, LoRA r=64 / alpha=128 on all
+# linear projections, G=4, 7 seeds. The hub id and the optimiser settings are not in the paper's text we have;
+# the ones below are ours and must be checked against the paper before quoting a reproduction.
+PAPER_PROTOCOL = dict(config=gsm8k_config(policy="Qwen/Qwen3.5-9B", lora_r=64, lora_alpha=128, group_size=4),
+                      seeds=list(range(7)))

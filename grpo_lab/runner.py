@@ -1,0 +1,349 @@
+"""One run, whatever the policy and the task: :func:`train` (notebooks 05, 06, 08 and ``grpo-lab compare``).
+
+``train(cfg)`` looks up the policy adapter for ``cfg.policy`` and returns one result schema::
+
+    config          the RunConfig, as a dict
+    history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
+    eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
+    train_seconds, completions, backend, backend_why, device
+
+Language models (the tiny LM, or any causal LM by directory / hub id) are trained through
+TRL's real ``GRPOTrainer`` (:func:`grpo_lab.trl.trainer_class`), with ``GRPOConfig`` built in
+one place (:func:`grpo_args`), everything else held fixed by the config: the starting weights,
+the prompts, the optimizer (TRL's default AdamW, constant learning rate), clipping, batch,
+steps and the evaluation set. ``policy="tabular"`` runs the simulator of notebook 04 instead.
+A new policy kind = one adapter class registered with :func:`register_policy`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from .config import RunConfig
+from .passk import pass_at_k_of
+
+KS = (1, 2, 4, 8, 16)
+HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy")
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max_new_tokens: int = 6,
+             batch_size: int = 256) -> dict:
+    """Greedy accuracy (overall, per level), correct counts out of ``n_samples`` per problem (temperature 1),
+    and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``)."""
+    from .policy import sample_completions
+    from .tasks.gsm8k import is_correct
+
+    prompts = [p.prompt for p in problems]
+    greedy = sample_completions(model, tokenizer, prompts, 1, temperature=0, max_new_tokens=max_new_tokens,
+                                batch_size=batch_size)
+    g = np.array([is_correct(c[0], p.answer) for c, p in zip(greedy, problems)], dtype=float)
+    sampled = sample_completions(model, tokenizer, prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens,
+                                 batch_size=batch_size)
+    counts = [int(sum(is_correct(c, p.answer) for c in cs)) for cs, p in zip(sampled, problems)]
+    levels = np.array([p.level for p in problems])
+    ev = dict(greedy=float(g.mean()),
+              greedy_by_level={int(lv): float(g[levels == lv].mean()) for lv in sorted(set(levels.tolist()))},
+              n_samples=n_samples, correct=counts, levels=levels.tolist())
+    ev["pass_at_k"] = pass_at_k_of(ev, KS)
+    return ev
+
+
+def _as_prompted(tokenizer, problems, chat: bool):
+    """Problems whose prompt is what the model sees: the chat template applied for instruct models."""
+    from .tasks import Problem
+    from .tasks.gsm8k import SYSTEM_PROMPT
+
+    if not chat:
+        return list(problems)
+    return [Problem(tokenizer.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT},
+                                                   {"role": "user", "content": p.prompt}], tokenize=False,
+                                                  add_generation_prompt=True), p.answer, p.level)
+            for p in problems]
+
+
+def eval_problems(cfg: RunConfig):
+    from .tasks import make_problems
+
+    return make_problems(cfg.task, cfg.eval_problems, seed=cfg.eval_seed, split="test", smoke=cfg.smoke)
+
+
+# ----------------------------------------------------------------------------- policies
+
+POLICIES: dict = {}
+
+
+def register_policy(name: str):
+    """Class decorator: the adapter for ``RunConfig(policy=name)``; ``"*"`` is the fallback (any model path)."""
+    def deco(cls):
+        POLICIES[name] = cls()
+        return cls
+    return deco
+
+
+def policy_adapter(cfg: RunConfig):
+    return POLICIES.get(cfg.policy, POLICIES["*"])
+
+
+def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
+    """TRL's ``GRPOConfig`` for ``cfg``: the one place where a run's trainer settings are made."""
+    import torch
+    from trl import GRPOConfig
+
+    cuda = torch.cuda.is_available()
+    bf16 = bool(cuda and torch.cuda.is_bf16_supported())
+    return GRPOConfig(
+        output_dir=str(output_dir), per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size,
+        num_generations=cfg.group_size, max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
+        learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
+        max_grad_norm=cfg.max_grad_norm, logging_steps=1, report_to="none", seed=cfg.seed,
+        save_strategy="steps" if cfg.save_steps else "no", save_steps=cfg.save_steps or 500,
+        use_cpu=not cuda, bf16=bf16, fp16=cuda and not bf16, disable_tqdm=not progress, temperature=1.0)
+
+
+def _checkpoint_step(workdir: Path) -> int | None:
+    steps = [int(p.name.split("-")[-1]) for p in Path(workdir).glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+    return max(steps) if steps else None
+
+
+@register_policy("*")
+class LanguageModel:
+    """The shipped tiny LM or any causal LM (directory / hub id), trained through TRL's GRPOTrainer."""
+
+    def load(self, cfg: RunConfig):
+        from .policy import choose_backend, load_policy
+
+        backend, _ = choose_backend(cfg.backend)
+        return load_policy(cfg.policy, backend=cfg.backend, lora_r=cfg.lora_r,
+                           lora_alpha=cfg.lora_alpha or (2 * cfg.lora_r if cfg.lora_r else None),
+                           max_seq_length=1024, seed=cfg.seed,
+                           fast_inference=use_fast_inference(cfg.fast_inference, backend, _vllm_installed()))
+
+    def evaluate_start(self, cfg: RunConfig) -> dict:
+        import torch
+
+        model, tok, _ = self.load(replace(cfg, lora_r=None))
+        chat = _chat(cfg)
+        return evaluate(model, tok, _as_prompted(tok, eval_problems(cfg), chat), cfg.eval_samples, cfg.eval_seed,
+                        cfg.max_completion_length, batch_size=64 if chat and torch.cuda.is_available() else 256)
+
+    def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
+              start: dict | None = None, evaluate_after: bool = True) -> dict:
+        import torch
+        from transformers import PrinterCallback, TrainerCallback
+
+        from .tasks import correctness_reward, make_problems, to_dataset
+        from .tasks.gsm8k import as_chat_dataset
+        from .trl import StarvationCallback, trainer_class
+
+        model, tok, info = self.load(cfg)
+        chat = _chat(cfg)
+        train_set = make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke)
+        resume = _checkpoint_step(workdir) if cfg.save_steps else None
+        if jsonl_path is not None and Path(jsonl_path).is_file():
+            _truncate_jsonl(Path(jsonl_path), resume or 0)  # rows after the checkpoint are retrained
+        callbacks = [StarvationCallback(jsonl_path)]
+        if progress:
+            callbacks.append(_progress_bar(cfg, TrainerCallback))
+        trainer = trainer_class(model=model)(
+            model=model, args=grpo_args(cfg, workdir), reward_funcs=correctness_reward,
+            train_dataset=as_chat_dataset(train_set) if chat else to_dataset(train_set), processing_class=tok,
+            estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks)
+        trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
+        t0 = time.perf_counter()
+        trainer.train(resume_from_checkpoint=bool(resume))
+        train_s = time.perf_counter() - t0
+        cuda = torch.cuda.is_available()
+        out = dict(config=asdict(cfg), history=_history(trainer.state.log_history), train_seconds=train_s,
+                   completions=cfg.steps * cfg.prompts_per_step * cfg.group_size, backend=info.backend,
+                   backend_why=info.why, device=torch.cuda.get_device_name(0) if cuda else "cpu",
+                   resumed_from_step=resume)
+        if evaluate_after:
+            out["eval"] = evaluate(trainer.model, tok, _as_prompted(tok, eval_problems(cfg), chat), cfg.eval_samples,
+                                   cfg.eval_seed, cfg.max_completion_length, batch_size=64 if chat and cuda else 256)
+        if return_model:
+            out["model"], out["tokenizer"] = trainer.model, tok
+        return out
+
+
+@register_policy("tiny-lm")
+class TinyLM(LanguageModel):
+    """The shipped warm-started tiny LM (0.34M parameters, arithmetic): full fine-tuning on a CPU."""
+
+    def load(self, cfg: RunConfig):
+        from .policy import load_policy
+
+        return load_policy("tiny-lm", backend="transformers", lora_r=None)
+
+
+@register_policy("tabular")
+class Tabular:
+    """The tabular softmax policy of notebook 04 (no language model; seconds).
+
+    The initial per-prompt success rates are resampled from the tiny LM's, measured on the
+    evaluation set, so both policies start from the same starvation profile (floored at 0.001
+    as in notebook 04). Every one of ``n_prompts`` prompts is sampled every step; plain SGD on
+    the logits, so the learning rate means what it means in notebook 04, not what it means for
+    AdamW. pass@k is exact (``1 - (1 - p)^k``), not estimated from samples.
+    """
+
+    n_prompts = 2000
+
+    def evaluate_start(self, cfg: RunConfig) -> dict:
+        return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))
+
+    def train(self, cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model=False,
+              start: dict | None = None, evaluate_after: bool = True) -> dict:
+        from .simulator import SimConfig, simulate
+
+        ev = start if start is not None else self.evaluate_start(cfg)
+        p = np.asarray(ev["correct"]) / ev["n_samples"]
+        rng = np.random.default_rng(cfg.data_seed)
+        p0 = np.clip(rng.choice(p, size=self.n_prompts), 1e-3, 1 - 1e-3)
+        sim = simulate(p0, SimConfig(method=cfg.estimator, G=cfg.group_size, steps=cfg.steps, lr=cfg.learning_rate,
+                                     seed=cfg.seed, estimator_options=dict(cfg.estimator_options)))
+        history = [{"step": int(t) + 1, "reward": float(s), "starvation/acr": float(f + a),
+                    "starvation/all_fail": float(f), "starvation/all_pass": float(a)}
+                   for t, s, f, a in zip(sim.steps, sim.success, sim.all_fail, sim.all_pass)]
+        pf = sim.p_final
+        return dict(config=asdict(cfg), history=history, train_seconds=None,
+                    completions=cfg.steps * self.n_prompts * cfg.group_size, backend="simulator",
+                    backend_why="policy='tabular'", device="cpu", resumed_from_step=None,
+                    eval=dict(greedy=None, greedy_by_level={}, n_samples=None,
+                              pass_at_k={int(k): float(np.mean(1 - (1 - pf) ** k)) for k in KS}))
+
+
+def _vllm_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("vllm") is not None
+
+
+def use_fast_inference(setting: bool | None, backend: str, vllm_installed: bool) -> bool:
+    """Whether to load with Unsloth's ``fast_inference=True`` (vLLM generation).
+
+    ``None`` (auto): exactly when the backend is Unsloth and vLLM is installed (Colab). ``True``
+    without them is an error that names what is missing; the transformers backend never uses it.
+    """
+    if setting is None:
+        return backend == "unsloth" and vllm_installed
+    if setting and backend != "unsloth":
+        raise ValueError(f"fast_inference=True needs the Unsloth backend, but the backend is {backend}")
+    if setting and not vllm_installed:
+        raise ValueError("fast_inference=True needs vLLM: pip install vllm (Colab has it with the gpu extra), "
+                         "or set fast_inference=None")
+    return bool(setting)
+
+
+def _chat(cfg: RunConfig) -> bool:
+    from .tasks import get_task
+
+    return get_task(cfg.task).chat and cfg.policy != "tiny-lm"
+
+
+def _history(log_history) -> list[dict]:
+    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith("starvation/")}
+            for row in log_history if "reward" in row]
+
+
+def _truncate_jsonl(path: Path, last_step: int) -> None:
+    import json
+
+    from .io import write_text_atomic
+
+    keep = [x for x in path.read_text().splitlines() if x.strip() and json.loads(x).get("step", 0) <= last_step]
+    write_text_atomic(path, "".join(x + "\n" for x in keep))
+
+
+def _progress_bar(cfg: RunConfig, TrainerCallback):
+    from tqdm.auto import tqdm
+
+    class Bar(TrainerCallback):
+        def on_train_begin(self, args, state, *a, **k):
+            self.bar = tqdm(total=cfg.steps, initial=state.global_step, desc=f"{cfg.estimator} seed {cfg.seed}",
+                            leave=False)
+
+        def on_step_end(self, *a, **k):
+            self.bar.update(1)
+
+        def on_train_end(self, *a, **k):
+            self.bar.close()
+
+    return Bar()
+
+
+# ----------------------------------------------------------------------------- runtime estimate
+
+# Measured on an H100 (2026-11-22, pinned GPU set, 0.36B Qwen2 stand-in, 4 prompts x G=4 x 64 new tokens;
+# docs/gpu.md): first step and later steps in seconds, per backend; plain `generate` at ~250 new tokens/s.
+MEASURED_H100 = dict(tokens_per_step=4 * 4 * 64, unsloth=(210.0, 5.3), transformers=(9.9, 4.1),
+                     generate_tokens_per_s=250.0)
+# How much slower than an H100 a GPU is for this workload (memory-bandwidth ratio: 3.35 TB/s vs 0.32 on a T4)
+SLOWER_THAN_H100 = {"H100": 1.0, "H200": 0.8, "A100": 1.7, "L4": 11.0, "T4": 10.5}
+
+
+def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, str]:
+    """A *rough* training + evaluation time in seconds for ``cfg`` on ``gpu_name``, and how it was made.
+
+    Linear in new tokens from the one H100 measurement above, scaled by :data:`SLOWER_THAN_H100`;
+    the model size is ignored. Printed before notebook 06 trains, so nobody waits in silence;
+    the progress bar's ETA during training is the better number.
+    """
+    first, per_step = MEASURED_H100.get(backend, MEASURED_H100["transformers"])
+    factor = next((v for k, v in SLOWER_THAN_H100.items() if k in gpu_name), None)
+    known = factor is not None
+    factor = factor if known else 10.0
+    tokens = cfg.prompts_per_step * cfg.group_size * cfg.max_completion_length
+    train_s = (first + per_step * tokens / MEASURED_H100["tokens_per_step"] * max(cfg.steps - 1, 0)) * factor
+    n_eval = cfg.eval_problems or 1319
+    eval_s = n_eval * (cfg.eval_samples + 1) * cfg.max_completion_length / MEASURED_H100["generate_tokens_per_s"]
+    eval_s *= factor
+    how = (f"extrapolated linearly in new tokens from one H100 measurement ({backend}: first step {first:.0f} s, "
+           f"then {per_step} s per {MEASURED_H100['tokens_per_step']} new tokens; generation "
+           f"{MEASURED_H100['generate_tokens_per_s']:.0f} tokens/s, an upper bound on completion length), "
+           f"x{factor:g} for {gpu_name if known else 'an unknown GPU (assumed T4-like)'}")
+    return train_s + eval_s, how
+
+
+# ----------------------------------------------------------------------------- entry points
+
+_START_CACHE: dict = {}
+
+
+def evaluate_start(cfg: RunConfig) -> dict:
+    """The shared starting policy's evaluation (cached per evaluation setting)."""
+    key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
+                       if k in ("policy", "task", "eval_problems", "eval_seed", "eval_samples",
+                                "max_completion_length", "smoke", "backend")))
+    if key not in _START_CACHE:
+        _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)
+    return _START_CACHE[key]
+
+
+def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model: bool = False,
+          start: dict | None = None, evaluate_after: bool = True) -> dict:
+    """Train one (estimator, seed) run of ``cfg`` and evaluate it; the result schema is in the module doc.
+
+    ``workdir`` is TRL's ``output_dir`` (checkpoints when ``cfg.save_steps``; a temporary directory
+    when None); ``jsonl_path`` receives the :class:`~grpo_lab.trl.StarvationCallback` rows while
+    training; ``start`` is the starting policy's evaluation when the caller has it (tabular uses it).
+    ``return_model=True`` adds the trained ``model`` and its ``tokenizer`` (not JSON);
+    ``evaluate_after=False`` skips the evaluation (the result then has no ``eval``).
+    """
+    cfg.validate()
+    adapter = policy_adapter(cfg)
+    if workdir is not None:
+        return adapter.train(cfg, Path(workdir), jsonl_path, progress, return_model, start, evaluate_after)
+    import shutil
+    import tempfile
+
+    work = tempfile.mkdtemp(prefix="grpo-lab-")
+    try:
+        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

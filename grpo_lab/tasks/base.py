@@ -1,0 +1,50 @@
+"""What a task is: problems with a reference answer, a grader, and a registry by name (notebook 05).
+
+A task is registered once with :func:`register_task` and is then available to
+``RunConfig(task=...)``, ``grpo-lab compare --task`` and :func:`make_problems`.
+Adding a task = one module with a ``@register_task`` class, imported in ``tasks/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    prompt: str
+    answer: str  # the reference: a bare number, or a GSM8K answer field ending in "#### N"
+    level: int
+
+
+class Task:
+    """A source of problems. ``chat``: whether hub instruct models get it through their chat template.
+
+    ``problems(split, n, seed, smoke)`` returns ``n`` problems of ``split`` ("train" or "test");
+    ``n=None`` means all there are. ``smoke=True`` may substitute offline stand-ins.
+    ``tiny_lm_ok``: whether the shipped tiny LM (warm-started on arithmetic) is meant for it.
+    """
+
+    name = ""
+    chat = False
+    tiny_lm_ok = False
+
+    def problems(self, split: str, n: int | None, seed: int, smoke: bool = False) -> list[Problem]:
+        raise NotImplementedError
+
+
+TASKS: dict[str, Task] = {}
+
+
+def register_task(cls):
+    """Class decorator: register an instance of ``cls`` under ``cls.name``."""
+    if not cls.name or cls.name in TASKS:
+        raise ValueError(f"a task needs a new, non-empty name; got {cls.name!r}")
+    TASKS[cls.name] = cls()
+    return cls
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
+    return TASKS[name]

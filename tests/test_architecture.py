@@ -1,0 +1,107 @@
+"""Issue 10: the package's layers (no module imports upward) and the one-file extension points."""
+
+import ast
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import grpo_lab
+
+# each module may import only from its own or lower layers (docs/architecture.md draws this)
+LAYERS = [
+    {"_checks", "io", "stats", "project", "gradrank", "tasks.base"},
+    {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
+    {"advantages", "tasks.gsm8k", "tasks"},
+    {"starvation", "config", "policy"},
+    {"simulator", "trl", "viz"},
+    {"runner", "diagnose", "widgets", "checks"},
+    {"compare"},
+    {"cli"},
+    {""},  # the package itself
+]
+LAYER = {m: i for i, layer in enumerate(LAYERS) for m in layer}
+ROOT = Path(grpo_lab.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every grpo_lab module ``path`` imports, at top level or inside functions."""
+    me = module_name(path)
+    package = me.split(".")[:-1] if path.name != "__init__.py" else me.split(".") if me else []
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            target = ".".join(base + ([node.module] if node.module else []))
+            names = [target] if node.module else [".".join(base + [a.name]) for a in node.names]
+            out.update(n for n in names if n in LAYER)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grpo_lab"):
+            out.add(node.module.removeprefix("grpo_lab").lstrip("."))
+    return out - {me}
+
+
+def test_every_module_has_a_layer():
+    modules = {module_name(p) for p in ROOT.rglob("*.py")}
+    assert modules == set(LAYER), f"unplaced: {modules - set(LAYER)}; gone: {set(LAYER) - modules}"
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: module_name(p) or "grpo_lab")
+def test_no_module_imports_upward(path):
+    me = module_name(path)
+    upward = {m for m in imports(path) if LAYER[m] > LAYER[me]}
+    assert not upward, f"{me or 'grpo_lab'} (layer {LAYER[me]}) imports {upward} from higher layers"
+
+
+def test_a_new_task_is_one_class(tmp_path):
+    from grpo_lab.cli import build_parser
+    from grpo_lab.config import RunConfig
+    from grpo_lab.tasks import TASKS, Problem, Task, make_problems, register_task
+
+    @register_task
+    class Doubling(Task):
+        name = "doubling_test"
+        tiny_lm_ok = True
+
+        def problems(self, split, n, seed, smoke=False):
+            return [Problem(f"{i}+{i}=", str(2 * i), 1) for i in range(n)]
+
+    try:
+        assert make_problems("doubling_test", 3)[2].answer == "4"
+        RunConfig(task="doubling_test").validate()
+        args = build_parser().parse_args(["compare", "--task", "doubling_test"])
+        assert args.task == "doubling_test"
+    finally:
+        del TASKS["doubling_test"]
+
+
+def test_a_new_policy_is_one_adapter():
+    from grpo_lab import runner
+    from grpo_lab.config import RunConfig
+
+    @runner.register_policy("constant_test")
+    class Constant:
+        def train(self, cfg, workdir, jsonl_path=None, progress=False, return_model=False, start=None,
+                  evaluate_after=True):
+            return {"config": cfg, "eval": {"pass_at_k": {1: 0.5}}, "history": []}
+
+    try:
+        out = runner.train(replace(RunConfig(), policy="constant_test"))
+        assert out["eval"]["pass_at_k"][1] == 0.5
+    finally:
+        del runner.POLICIES["constant_test"]
+
+
+def test_cli_options_come_from_the_config_fields():
+    from grpo_lab.cli import build_parser
+    from grpo_lab.config import cli_fields
+
+    text = build_parser()._subparsers._group_actions[0].choices["compare"].format_help()
+    for f, flag in cli_fields():
+        assert flag in text and f.metadata["help"].split(" ")[0] in text
