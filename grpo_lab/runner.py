@@ -133,7 +133,7 @@ class LanguageModel:
                         cfg.max_completion_length, batch_size=64 if chat and torch.cuda.is_available() else 256)
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
-              start: dict | None = None, evaluate_after: bool = True) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
@@ -147,7 +147,7 @@ class LanguageModel:
         resume = _checkpoint_step(workdir) if cfg.save_steps else None
         if jsonl_path is not None and Path(jsonl_path).is_file():
             _truncate_jsonl(Path(jsonl_path), resume or 0)  # rows after the checkpoint are retrained
-        callbacks = [StarvationCallback(jsonl_path)]
+        callbacks = [StarvationCallback(jsonl_path), *callbacks]
         if progress:
             callbacks.append(_progress_bar(cfg, TrainerCallback))
         trainer = trainer_class(model=model)(
@@ -164,8 +164,10 @@ class LanguageModel:
                    backend_why=info.why, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    resumed_from_step=resume)
         if evaluate_after:
+            t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, _as_prompted(tok, eval_problems(cfg), chat), cfg.eval_samples,
                                    cfg.eval_seed, cfg.max_completion_length, batch_size=64 if chat and cuda else 256)
+            out["eval_seconds"] = time.perf_counter() - t0
         if return_model:
             out["model"], out["tokenizer"] = trainer.model, tok
         return out
@@ -198,7 +200,7 @@ class Tabular:
         return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))
 
     def train(self, cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model=False,
-              start: dict | None = None, evaluate_after: bool = True) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
         from .simulator import SimConfig, simulate
 
         ev = start if start is not None else self.evaluate_start(cfg)
@@ -326,24 +328,26 @@ def evaluate_start(cfg: RunConfig) -> dict:
 
 
 def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model: bool = False,
-          start: dict | None = None, evaluate_after: bool = True) -> dict:
+          start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
     """Train one (estimator, seed) run of ``cfg`` and evaluate it; the result schema is in the module doc.
 
     ``workdir`` is TRL's ``output_dir`` (checkpoints when ``cfg.save_steps``; a temporary directory
     when None); ``jsonl_path`` receives the :class:`~grpo_lab.trl.StarvationCallback` rows while
     training; ``start`` is the starting policy's evaluation when the caller has it (tabular uses it).
     ``return_model=True`` adds the trained ``model`` and its ``tokenizer`` (not JSON);
-    ``evaluate_after=False`` skips the evaluation (the result then has no ``eval``).
+    ``evaluate_after=False`` skips the evaluation (the result then has no ``eval``); ``callbacks`` are extra
+    ``transformers.TrainerCallback`` objects for a language-model run (timing, scripts/gpu_check.py).
     """
     cfg.validate()
     adapter = policy_adapter(cfg)
     if workdir is not None:
-        return adapter.train(cfg, Path(workdir), jsonl_path, progress, return_model, start, evaluate_after)
+        return adapter.train(cfg, Path(workdir), jsonl_path, progress, return_model, start, evaluate_after,
+                             callbacks)
     import shutil
     import tempfile
 
     work = tempfile.mkdtemp(prefix="grpo-lab-")
     try:
-        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after)
+        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after, callbacks)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -13,6 +13,7 @@ from grpo_lab import cli
 from grpo_lab.diagnose import LogFormatError, beta_degeneracy, implied_beta, read_log
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.trl import StarvationCallback, trainer_class
+from conftest import USE_CPU
 
 G = 4
 
@@ -25,7 +26,7 @@ def tiny_run(out, stock=True, callbacks=()):
     tok = char_tokenizer()
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(16)]})
     args = GRPOConfig(output_dir=str(out), per_device_train_batch_size=8, num_generations=G, max_completion_length=4,
-                      max_steps=4, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no", seed=0)
+                      max_steps=4, logging_steps=1, report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0)
     cls = GRPOTrainer if stock else trainer_class()
     kw = {} if stock else {"estimator": "grpo"}
     tr = cls(model=tiny_causal_lm(tok), args=args, reward_funcs=coin, train_dataset=ds, processing_class=tok,

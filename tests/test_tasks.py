@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from grpo_lab.tasks import (LEVELS, arithmetic_problems, correctness_reward, make_problems, to_dataset,
                             word_problems)
 from grpo_lab.tasks.gsm8k import extract_answer, is_correct, normalize_number
+from conftest import USE_CPU
 
 
 @pytest.mark.parametrize("text, want", [
@@ -120,7 +121,7 @@ def test_reward_function_through_trl(tmp_path):
     tok = char_tokenizer()
     ds = to_dataset(arithmetic_problems(8, levels=(1,), seed=0))
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=4,
-                      max_completion_length=3, max_steps=1, logging_steps=1, report_to="none", use_cpu=True,
+                      max_completion_length=3, max_steps=1, logging_steps=1, report_to="none", use_cpu=USE_CPU,
                       save_strategy="no", seed=0)
     seen = {}
 

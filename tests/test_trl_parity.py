@@ -8,6 +8,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from grpo_lab import compute_advantages
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
+from conftest import USE_CPU
 
 G = 4
 
@@ -47,7 +48,7 @@ def test_compute_advantages_grpo_equals_trl(tmp_path):
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=16, num_generations=G,
                       max_completion_length=4, max_steps=2, learning_rate=1e-3, logging_steps=1, report_to="none",
-                      use_cpu=True, save_strategy="no", seed=0)
+                      use_cpu=USE_CPU, save_strategy="no", seed=0)
     trainer = SpyTrainer(model=tiny_causal_lm(tok), args=args, reward_funcs=scripted_rewards(), train_dataset=ds,
                          processing_class=tok)
     trainer.seen_rewards, trainer.seen_advantages = [], []

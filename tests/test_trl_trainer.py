@@ -8,6 +8,7 @@ from trl import GRPOConfig
 from grpo_lab import compute_advantages
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.trl import trainer_class
+from conftest import USE_CPU
 
 G = 4
 
@@ -17,7 +18,7 @@ def run(tmp_path, estimator, rewards_fn, steps=1):
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
                       max_completion_length=4, max_steps=steps, learning_rate=1e-3, logging_steps=1,
-                      report_to="none", use_cpu=True, save_strategy="no", seed=0)
+                      report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0)
     Trainer = trainer_class()
     trainer = Trainer(model=tiny_causal_lm(tok), args=args, reward_funcs=rewards_fn, train_dataset=ds,
                       processing_class=tok, estimator=estimator)
@@ -71,7 +72,7 @@ def test_starvation_callback_matches_grpo_lab_starvation(tmp_path):
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
                       max_completion_length=4, max_steps=3, learning_rate=1e-3, logging_steps=1,
-                      report_to="none", use_cpu=True, save_strategy="no", seed=0)
+                      report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0)
     cb = StarvationCallback(jsonl_path=tmp_path / "m.jsonl")
     trainer = trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=scripted, train_dataset=ds,
                               processing_class=tok, estimator="sign", callbacks=[cb])
@@ -98,7 +99,7 @@ def test_starvation_callback_refuses_a_stock_trainer(tmp_path):
     tok = char_tokenizer()
     ds = Dataset.from_dict({"prompt": ["1+1="] * 8})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
-                      max_completion_length=2, max_steps=1, report_to="none", use_cpu=True, save_strategy="no")
+                      max_completion_length=2, max_steps=1, report_to="none", use_cpu=USE_CPU, save_strategy="no")
     trainer = GRPOTrainer(model=tiny_causal_lm(tok), args=args, reward_funcs=all_fail, train_dataset=ds,
                           processing_class=tok, callbacks=[StarvationCallback()])
     with pytest.raises(RuntimeError, match="needs a trainer built by grpo_lab.trl.trainer_class"):
@@ -113,7 +114,7 @@ def test_lora_adapter_trains_with_sign(tmp_path):
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=G,
                       max_completion_length=4, max_steps=1, learning_rate=1e-2, logging_steps=1,
-                      report_to="none", use_cpu=True, save_strategy="no", seed=0)
+                      report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0)
     trainer = trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=all_fail, train_dataset=ds,
                               processing_class=tok, estimator="sign",
                               peft_config=LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))

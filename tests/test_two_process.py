@@ -25,7 +25,8 @@ SCRIPT = Path(__file__).with_name("two_process_run.py")
 
 
 def launch(out: Path, estimator: str, processes: int, per_device: int):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    # gloo on the CPU in both layouts: the GPU is hidden (trl 1.15 would run Triton on CPU tensors, see conftest)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": ""}
     if processes == 1:
         cmd = [sys.executable, str(SCRIPT)]
     else:

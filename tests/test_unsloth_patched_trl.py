@@ -13,6 +13,7 @@ from trl import GRPOConfig
 
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.trl import is_unsloth_model, is_unsloth_patched, pristine_grpo_trainer, trainer_class
+from conftest import USE_CPU
 
 REAL = grpo_module.GRPOTrainer
 
@@ -33,7 +34,7 @@ def patched(monkeypatch):
 def one_step(tmp_path, cls, model, tok):
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(4)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4,
-                      max_completion_length=2, max_steps=1, report_to="none", use_cpu=True, save_strategy="no")
+                      max_completion_length=2, max_steps=1, report_to="none", use_cpu=USE_CPU, save_strategy="no")
     tr = cls(model=model, args=args, reward_funcs=lambda completions, **k: [1.0, 0.0] * (len(completions) // 2),
              train_dataset=ds, processing_class=tok, estimator="sign")
     tr.train()

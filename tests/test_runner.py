@@ -1,0 +1,73 @@
+"""grpo_lab.runner: checkpoints and resume, vLLM choice, the runtime estimate, growing a comparison."""
+
+import json
+from dataclasses import replace
+
+import pytest
+from transformers import TrainerCallback
+
+from grpo_lab.config import RunConfig, gsm8k_config, smoke
+from grpo_lab.runner import rough_runtime, train, use_fast_inference
+
+TINY = RunConfig(steps=3, prompts_per_step=2, train_problems=50, eval_problems=4, eval_samples=2, save_steps=1)
+
+
+class Disconnect(TrainerCallback):
+    """Stops training at the end of a step, as a Colab disconnect would (before that step's checkpoint)."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def on_step_end(self, args, state, control, **kw):
+        if state.global_step == self.at:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_resumes_from_its_last_checkpoint(tmp_path):
+    work, jsonl = tmp_path / "work", tmp_path / "m.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        train(TINY, work, jsonl_path=jsonl, callbacks=[Disconnect(at=2)])
+    assert (work / "checkpoint-1").is_dir() and not (work / "checkpoint-2").exists()
+    res = train(TINY, work, jsonl_path=jsonl)
+    assert res["resumed_from_step"] == 1
+    assert [h["step"] for h in res["history"]] == [1, 2, 3]  # the log history comes back with the checkpoint
+    rows = [json.loads(x) for x in jsonl.read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3]  # step 2's row from before the disconnect is not doubled
+    assert "eval" in res and res["eval"]["n_samples"] == 2
+
+
+@pytest.mark.parametrize("setting, backend, vllm, want", [
+    (None, "unsloth", True, True), (None, "unsloth", False, False), (None, "transformers", True, False),
+    (False, "unsloth", True, False), (True, "unsloth", True, True),
+])
+def test_fast_inference_choice(setting, backend, vllm, want):
+    assert use_fast_inference(setting, backend, vllm) is want
+
+
+@pytest.mark.parametrize("backend, vllm, message", [("transformers", True, "needs the Unsloth backend"),
+                                                    ("unsloth", False, "needs vLLM")])
+def test_fast_inference_refused_where_it_cannot_work(backend, vllm, message):
+    with pytest.raises(ValueError, match=message):
+        use_fast_inference(True, backend, vllm)
+
+
+def test_rough_runtime_scales_and_says_how():
+    cfg = gsm8k_config()
+    h100, how = rough_runtime(cfg, "unsloth", "NVIDIA H100 80GB HBM3")
+    t4, _ = rough_runtime(cfg, "unsloth", "Tesla T4")
+    half, _ = rough_runtime(replace(cfg, steps=cfg.steps // 2, eval_problems=100), "unsloth", "NVIDIA H100")
+    assert 0 < half < h100 < t4
+    assert "extrapolated" in how and "H100" in how
+
+
+def test_open_comparison_grows_and_refuses_other_settings(tmp_path):
+    from grpo_lab.compare import open_comparison, read_config
+
+    base = smoke(gsm8k_config())
+    conf = open_comparison(tmp_path, ["sign"], [0], base)
+    assert conf["estimators"] == ["sign"]
+    conf = open_comparison(tmp_path, ["grpo"], [0, 1], base)
+    assert conf["estimators"] == ["sign", "grpo"] and conf["seeds"] == [0, 1]
+    assert read_config(tmp_path)["estimators"] == ["sign", "grpo"]  # written, and still passes the check
+    with pytest.raises(ValueError, match="other settings .*steps: 3 != 5"):
+        open_comparison(tmp_path, ["grpo"], [0], replace(base, steps=5))
