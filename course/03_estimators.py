@@ -9,6 +9,11 @@
 # | Sign | $2r_i - 1$ | arXiv 2605.07689 |
 # | AVSPO | GRPO with virtual rewards in the statistics | arXiv 2605.21125 |
 # | DAPO | GRPO, degenerate groups dropped | arXiv 2503.14476 |
+#
+# std is the sample standard deviation (G − 1 in the denominator), as in TRL. One term before
+# we start: the **ACR** (Advantage Collapse Rate, arXiv 2605.21125) of a batch is the fraction
+# of its groups whose rewards have zero spread — the degenerate fraction of notebooks 01–02
+# under another name. AVSPO switches its virtual samples on when the ACR exceeds a threshold.
 
 # %%
 import numpy as np
@@ -188,6 +193,7 @@ assert torch.allclose(readings["released code"][3], readings["GRPO"][3])  # mixe
 # **What we measured:** on a 256-prompt bimodal batch at G = 4, group-centred estimators
 # give a signal only to the mixed groups (printed above), Sign to every completion. The lone
 # success's GRPO advantage is $(G-1)/\sqrt G$ (1.5 at G = 4, 7.9 at G = 64). The failure-descent
-# identity holds exactly (autograd, to 1e-12) and by sampling (200,000 groups), and it shows
+# identity holds exactly (autograd, to 1e-12) and, in exercise 03.2's check, by sampling
+# (200,000 groups); it shows
 # Sign's push on a failing prompt shrinks with its success probability. The two AVSPO readings
 # and the released code give three different advantages to the same all-wrong group.

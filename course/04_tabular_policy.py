@@ -18,7 +18,7 @@ import torch
 import grpo_lab as gl
 from grpo_lab import checks, viz
 from grpo_lab.simulator import SimConfig, expected_pass_at_k, sample_success_rates, simulate
-from grpo_lab.stats import mean_ci
+from grpo_lab.stats import mean_ci, separated
 
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 N_PROMPTS, SEEDS, STEPS, G = (10_000, 5, 200, 4) if FULL else (2_000, 3, 150, 4)
@@ -60,13 +60,14 @@ def run(method, lr, seeds=SEEDS, p=p0, **kw):
 t0 = time.perf_counter()
 main = {m: run(m, 1.0) for m in METHODS}
 print(f"{len(METHODS) * SEEDS} runs in {time.perf_counter() - t0:.1f} s")
-viz.training_curves(main, "success", "mean success probability")
+SETTING = f"tabular policy, {N_PROMPTS} prompts, G={G}, lr 1, {SEEDS} seeds"
+viz.training_curves(main, "success", "mean success probability", title=f"Mean success over training ({SETTING})")
 
 # %%
-viz.training_curves(main, "all_fail", "fraction of groups all wrong")
+viz.training_curves(main, "all_fail", "fraction of groups all wrong", title=f"All-fail groups ({SETTING})")
 
 # %%
-viz.training_curves(main, "all_pass", "fraction of groups all right")
+viz.training_curves(main, "all_pass", "fraction of groups all right", title=f"All-pass groups ({SETTING})")
 
 
 # %%
@@ -106,18 +107,18 @@ for m, ((s, lo, hi), (stuck, _, _)) in main_rows.items():
 
 # %%
 after = {m: runs[0].p_final for m, runs in main.items()}
-viz.success_histograms(p0, after)
+viz.success_histograms(p0, after, title=f"Per-prompt success after {STEPS} steps, seed 0 (grey: before; {SETTING})")
 
 # %%
 ks = [1, 2, 4, 8, 16, 32, 64]
-curves = {"before": [expected_pass_at_k(p0, k) for k in ks]}
+curves = {"start": [expected_pass_at_k(p0, k) for k in ks]}
 curves.update({m: [expected_pass_at_k(runs[0].p_final, k) for k in ks] for m, runs in main.items()})
-viz.passk_curves(ks, curves)
+viz.passk_curves(ks, curves, title=f"Exact pass@k after training, seed 0 ({SETTING})")
 
 # %%
 for m in METHODS:
-    gain1 = curves[m][0] - curves["before"][0]
-    gain64 = curves[m][-1] - curves["before"][-1]
+    gain1 = curves[m][0] - curves["start"][0]
+    gain64 = curves[m][-1] - curves["start"][-1]
     print(f"{m:11s} pass@1 {gain1:+.3f}   pass@64 {gain64:+.3f}")
     assert gain1 > gain64  # training sharpens what is already reachable more than it widens it
 
@@ -138,21 +139,29 @@ for m in METHODS:
 # %%
 lrs = [0.3, 1.0, 3.0]
 by_lr = {m: [] for m in METHODS}
+res_by_lr = {}
 for lr in lrs:
-    res = main if lr == 1.0 else {m: run(m, lr) for m in METHODS}
+    res_by_lr[lr] = res = main if lr == 1.0 else {m: run(m, lr) for m in METHODS}
     rows = summary(res)
     show(rows, f"lr = {lr}")
     for m in METHODS:
         by_lr[m].append(rows[m][0])
-viz.sweep(lrs, by_lr, "learning rate", "final mean success (95% CI)")
+viz.sweep(lrs, by_lr, "learning rate", "final mean success", n_seeds=SEEDS,
+          title=f"Tabular policy: final mean success against the learning rate (G={G}, {STEPS} steps)")
 
 # %%
-best = {m: lrs[int(np.argmax([r[0] for r in by_lr[m]]))] for m in METHODS}
-print("best lr per estimator:", best)
-ranking_at = {lr: sorted(METHODS, key=lambda m: -by_lr[m][i][0]) for i, lr in enumerate(lrs)}
-for lr, order in ranking_at.items():
-    print(f"lr={lr}: {' > '.join(order)}")
-assert len({tuple(order) for order in ranking_at.values()}) > 1  # the ranking changes with the learning rate
+# A ranking is read only from intervals that do not touch: "a > b at this lr" needs a's lowest plausible
+# value above b's highest (grpo_lab.stats.separated). A reversal is a pair ordered one way at one lr and
+# the other way at another, both times with separated intervals.
+final = {lr: {m: [r.success[-1] for r in res[m]] for m in METHODS} for lr, res in res_by_lr.items()}
+above = {lr: {(a, b) for a in METHODS for b in METHODS if a != b and separated(f[a], f[b]) == "a"}
+         for lr, f in final.items()}
+reversals = sorted({(a, b, lo, hi) for lo in lrs for hi in lrs if lo < hi
+                    for (a, b) in above[lo] if (b, a) in above[hi]})
+for a, b, lo, hi in reversals:
+    print(f"{a} above {b} at lr {lo}, {b} above {a} at lr {hi} (non-overlapping 95% intervals both times)")
+assert reversals  # the ranking really changes with the learning rate, beyond the seed noise
+assert ("sign", "grpo", 0.3, 1.0) in reversals or ("sign", "grpo", 0.3, 3.0) in reversals
 
 # %% [markdown]
 # ## 4. Matching the update norm
@@ -164,16 +173,33 @@ assert len({tuple(order) for order in ranking_at.values()}) > 1  # the ranking c
 matched = {m: run(m, 1.0, match_norm=0.5) for m in METHODS}
 matched_rows = summary(matched)
 show(matched_rows, "matched update norm 0.5")
-viz.training_curves(matched, "success", "mean success, matched update norm")
+viz.training_curves(matched, "success", "mean success", title=f"Matched update norm 0.5 per step ({SETTING})")
 
 # %%
 for m, runs in matched.items():
     norms = np.concatenate([r.update_norm for r in runs])
     assert np.allclose(norms[norms > 0], 0.5), m  # the control worked: equal step sizes
 spread = {name: max(v[0][0] for v in rows.values()) - min(v[0][0] for v in rows.values())
-          for name, rows in (("lr = 3", summary({m: run(m, 3.0) for m in METHODS})), ("matched", matched_rows))}
+          for name, rows in (("lr = 1", main_rows), ("lr = 3", summary(res_by_lr[3.0])), ("matched", matched_rows))}
 print("spread of final success across estimators:", {k: round(v, 3) for k, v in spread.items()})
-assert spread["matched"] < spread["lr = 3"]  # matching step sizes brings the estimators together
+print("mean final success, matched runs:", round(np.mean([v[0][0] for v in matched_rows.values()]), 3),
+      "vs lr = 1:", round(np.mean([v[0][0] for v in main_rows.values()]), 3))
+# The matched runs start from the same lr = 1; against that baseline matching does NOT bring the estimators
+# together, it spreads them (and every estimator ends lower: a norm of 0.5 is a different step size).
+assert spread["matched"] > spread["lr = 1"]
+assert max(v[0][0] for v in matched_rows.values()) < min(v[0][0] for v in main_rows.values())  # all end lower
+assert spread["matched"] < spread["lr = 3"]  # ... though much less spread than at lr = 3
+
+# %% [markdown]
+# At lr = 3 something else happens: some never-solved prompts (p = 0.001) are rescued, by some
+# estimators only. The fraction of them above p = 0.5 after training:
+
+# %%
+rescued_lr3 = {m: mean_ci([(r.p_final[never] > 0.5).mean() for r in res_by_lr[3.0][m]]) for m in METHODS}
+print("rescued at lr = 3:", ", ".join(f"{m} {v[0]:.2f} [{max(v[1], 0):.2f}, {min(v[2], 1):.2f}]"
+                                        for m, v in rescued_lr3.items()))
+assert rescued_lr3["grpo"][1] > rescued_lr3["sign"][2]  # GRPO rescues some, separated from Sign
+assert rescued_lr3["sign"][0] < 0.01  # Sign rescues none
 
 # %% [markdown]
 # ## 5. How hopeless is "never solved"?
@@ -198,11 +224,23 @@ print(f"at p_floor = 0.01 the estimators differ: {min(mid, key=mid.get)} {min(mi
       f"... {max(mid, key=mid.get)} {max(mid.values()):.2f}")
 
 # %% [markdown]
-# **What we measured** (numbers printed above, 95% t-intervals over seeds): at lr = 1 every
+# **What we measured** (numbers printed above, 95% t-intervals over 3 seeds): at lr = 1 every
 # estimator improves the solvable prompts and none rescues prompts at p = 0.001; every estimator
-# raises pass@1 more than pass@64. The ranking of the estimators changes with the learning
-# rate (§3), and with the update norm matched the spread between them shrinks, so a raw
-# comparison at one lr mostly measures step size. Whether the never-solved prompts are rescued
-# depends first on how close to zero they start: none is rescued from p = 0.001, all are from
-# p = 0.05, and only in between does the estimator make a difference. This is a tabular toy:
-# it shows mechanisms, not which estimator wins on GSM8K (notebooks 05–06).
+# raises pass@1 more than pass@64. The ranking of the estimators changes with the learning rate
+# beyond the seed noise (§3: Sign is above GRPO at lr 0.3 and below it at lr 1, with intervals
+# apart both times). Matching the update norm (§4) does **not** bring the estimators together
+# relative to the same base lr of 1: their spread grows (printed above), and all of them end
+# lower, so at a matched step size the direction an estimator picks does matter here; only
+# against lr = 3, where the step sizes differ most, is the matched spread smaller.
+#
+# The most interesting result is at lr = 3: GRPO (and DAPO, which is identical here) rescues
+# about a fifth of the never-solved prompts and Sign none. This is notebook 03's warning turned
+# around: when a p = 0.001 prompt's group happens to contain its one success, GRPO's std
+# normalisation gives that success the largest advantage any group can produce, (G−1)/√G, and
+# with a large step that single event lifts the prompt; Sign gives the same success only +1 and
+# its all-fail push lowers the sampled wrong answers without pointing at the right one. The same
+# mechanism is what makes GRPO unstable elsewhere, so this is not a recommendation.
+# Whether the never-solved prompts are rescued depends first on how close to zero they start:
+# none is rescued from p = 0.001 at lr = 1, all are from p = 0.05, and only in between does the
+# estimator make a difference. This is a tabular toy: it shows mechanisms, not which estimator
+# wins on GSM8K (notebooks 05–06).

@@ -90,8 +90,9 @@ checks.check_reward_function(my_reward)
 #
 # We sample every held-out problem several times at temperature 1 (as `GRPOTrainer` does) and
 # estimate, without bias, how many groups of G would be degenerate: with c correct out of n
-# samples, C(c,G)/C(n,G) estimates p^G (see `start_starvation`). The claim from the issue we
-# test: at least half of the groups are degenerate at G=4.
+# samples, C(c,G)/C(n,G) estimates p^G (see `start_starvation`). The claim we test, after
+# arXiv 2605.07689 (0.69 of groups degenerate at G = 4 for a small model on GSM8K): at least
+# half of this model's groups are degenerate at G = 4.
 
 # %%
 start = evaluate_start(BASE)
@@ -126,6 +127,19 @@ assert gap.real > gap.iid
 # when its group is mixed, so those two logged numbers must agree step by step; with Sign
 # every completion has a nonzero advantage.
 
+# %% [exercise-md]
+# ### Exercise 05.3 — predict first
+# Before running the next cell: in the first training step of GRPO below, what fraction of the
+# completions will have a **nonzero** advantage? Use only what section 2 printed (the start's
+# degenerate fraction at G = 4) and return your number from `my_prediction()`. The check after
+# the run compares it with what the trainer logged; a wrong guess is not an error.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return 1 - st["degenerate"]  # a completion has A != 0 exactly when its group is mixed
+    ### END SOLUTION
+
 # %%
 t0 = time.perf_counter()
 probe = {e: train(RunConfig(**{**BASE.__dict__, "estimator": e, "steps": 5}), WORK,
@@ -135,6 +149,44 @@ for row in probe["grpo"]["history"]:
     assert abs(row["starvation/frac_nonzero_adv"] - row["starvation/mixed"]) < 1e-6
 assert all(row["starvation/frac_nonzero_adv"] == 1.0 for row in probe["sign"]["history"])
 print("logged keys:", sorted(k for k in probe["grpo"]["history"][0] if k.startswith("starvation/")))
+
+# %% [check]
+checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation/frac_nonzero_adv"],
+                        "fraction of completions with A != 0 at step 1", tol=0.15)
+
+# %% [exercise-md]
+# ### Exercise 05.4 — build it: your GRPO advantage, in the real trainer
+# Write `my_group_advantages(rewards, G)`: rewards come flat, B·G values in TRL's layout (the G
+# completions of a prompt contiguous); return `(r - group mean) / (group std + 1e-4)` for each,
+# with the *sample* std (G − 1 in the denominator). No library estimator allowed.
+# The lesson then trains the tiny LM with **your** function for the same 5 steps as the GRPO
+# probe above: if it is right, the two training logs agree step by step.
+
+# %% [exercise]
+def my_group_advantages(rewards, G):
+    ### BEGIN SOLUTION
+    r = torch.as_tensor(rewards, dtype=torch.float32).reshape(-1, G)
+    return ((r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + 1e-4)).reshape(-1)
+    ### END SOLUTION
+
+# %% [check]
+checks.check_group_advantages(my_group_advantages)
+
+# %% [markdown]
+# Your advantage, in the real trainer. In the lesson (no exercise here) and while the exercise
+# is unsolved, the library's `grpo` stands in and the cell says so.
+
+# %%
+try:
+    gl.register_estimator("mine", my_group_advantages)  # noqa: F821 - defined by exercise 05.4
+    mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine", "steps": 5}), WORK, evaluate_after=False)
+    used = "your my_group_advantages"
+except (NameError, NotImplementedError):
+    mine, used = probe["grpo"], "the library's grpo (exercise 05.4 not solved here)"
+print("trained 5 steps with", used)
+for a, b in zip(mine["history"], probe["grpo"]["history"]):
+    assert a["reward"] == b["reward"] and abs(a["grad_norm"] - b["grad_norm"]) <= 1e-3 * (1 + b["grad_norm"]), (a, b)
+print("step-by-step reward and grad norm agree with the library's GRPO run")
 
 # %% [exercise-md]
 # ### Exercise 05.2 — a callback metric
@@ -191,7 +243,8 @@ for lr in LRS:
 # %%
 for lr in LRS:
     print(f"lr={lr:g}")
-    display(viz.starvation_curves({e: [r["history"] for r in rs] for e, rs in runs[lr].items()}, window=5))
+    display(viz.starvation_curves({e: [r["history"] for r in rs] for e, rs in runs[lr].items()}, window=5,
+                                  title=f"Training batches (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds); moving average over 5 steps"))
 
 # %% [markdown]
 # Greedy accuracy per difficulty level after training, against the start:
@@ -201,10 +254,12 @@ for lr in LRS:
     after = {e: {lv: mean_ci([r["eval"]["greedy_by_level"][lv] for r in rs]) for lv in start["greedy_by_level"]}
              for e, rs in runs[lr].items()}
     print(f"lr={lr:g}")
-    display(viz.level_bars(start["greedy_by_level"], after))
+    display(viz.level_bars(start["greedy_by_level"], after, n_seeds=len(SEEDS),
+                           title=f"Greedy accuracy per level (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
 
 # %% [markdown]
-# pass@k before and after (unbiased estimator of notebook 03, averaged over problems; band =
+# pass@k before and after (the unbiased estimator of notebook 07, `grpo_lab.passk.pass_at_k`,
+# averaged over problems; band =
 # t-interval over seeds). RL that only *sharpens* the policy raises pass@1 and lowers pass@k
 # at large k; notebook 07 returns to this.
 
@@ -218,7 +273,8 @@ for lr in LRS:
         bands[e] = (lo, hi)
         assert np.all(np.diff(per_seed, axis=1) >= -1e-12), "pass@k must not decrease with k"
     print(f"lr={lr:g}")
-    display(viz.passk_curves(KS, curves, bands))
+    display(viz.passk_curves(KS, curves, bands, n_seeds=len(SEEDS),
+                             title=f"pass@k on held-out problems (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
 
 # %% [markdown]
 # ## 5. Rescue or collapse? The numbers decide the words
@@ -238,12 +294,18 @@ for lr in LRS:
         pk = [pass_at_k_of(r["eval"])[K_MAX] for r in rs]
         fail_first = [np.mean([h["starvation/all_fail"] for h in r["history"][:5]]) for r in rs]
         fail_last = [np.mean([h["starvation/all_fail"] for h in r["history"][-5:]]) for r in rs]
+        reward_first = [np.mean([h["reward"] for h in r["history"][:5]]) for r in rs]
+        reward_last = [np.mean([h["reward"] for h in r["history"][-5:]]) for r in rs]
         verdicts[lr, e] = (change_vs_start(start_pk[1], p1), change_vs_start(start_pk[K_MAX], pk),
-                           change_vs_start(0.0, np.subtract(fail_last, fail_first)))
+                           change_vs_start(0.0, np.subtract(fail_last, fail_first)),
+                           change_vs_start(0.0, np.subtract(reward_last, reward_first)))
         print(f"lr={lr:g} {e:<6}: pass@1 {verdicts[lr, e][0]:<22} pass@{K_MAX} {verdicts[lr, e][1]:<22} "
-              f"all-fail share of training groups (last - first) {verdicts[lr, e][2]}")
+              f"all-fail share (last 5 - first 5 steps) {verdicts[lr, e][2]:<22} training reward {verdicts[lr, e][3]}")
 collapsed = sorted({(lr, e) for (lr, e), v in verdicts.items() if v[0] == "down" and v[1] == "down"})
 print("pass@1 and pass@k both down (collapse):", collapsed or "none")
+falling = sorted({(lr, e) for (lr, e), v in verdicts.items() if v[3] == "down" and v[2] == "up"})
+print("training reward down while all-fail groups go up (the policy gets worse on its own prompts):",
+      falling or "none")
 assert all(v[0] in ("up", "down", "no detectable change") for v in verdicts.values())
 
 # %% [markdown]
@@ -252,7 +314,12 @@ assert all(v[0] in ("up", "down", "no detectable change") for v in verdicts.valu
 # - The shipped model starts starved: the degenerate fraction at G=4 printed in section 2 is
 #   above one half, most of it all-fail groups on the two hardest levels.
 # - Section 5 states, per learning rate, which estimators moved pass@1 and pass@k up or down
-#   beyond the seed-to-seed noise. Read the smoke-mode verdicts with care: 30 short steps and a
+#   beyond the seed-to-seed noise, and where the training reward fell while the all-fail share
+#   of the training groups rose. That pattern — when it is printed above — is the policy getting
+#   worse on the very prompts it trains on: more groups become all-fail, so GRPO's signal
+#   shrinks further while Sign's all-fail push grows. It is collapse, not starvation being
+#   fixed, and in the full runs (`docs/results/lr1e-3`) it is what the largest learning rate
+#   does to every estimator, Sign included. Read the smoke-mode verdicts with care: 30 short steps and a
 #   120-problem evaluation detect only large effects.
 # - The longer runs in `docs/results/` (150 steps, 6 estimators, 3 seeds, via
 #   `grpo-lab compare`) are the reference numbers for this notebook; the learning rate, not the

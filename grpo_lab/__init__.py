@@ -14,6 +14,7 @@ from .advantages import (
     dapo_keep_mask,
     drgrpo,
     grpo,
+    register_estimator,
     rloo,
     sign,
 )
@@ -25,6 +26,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ESTIMATORS", "AVSPOController", "avspo", "avspo_code", "compute_advantages", "dapo", "dapo_keep_mask",
-    "drgrpo", "grpo", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
+    "drgrpo", "grpo", "register_estimator", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
     "degeneracy_rate", "jensen_gap", "signal_kept", "success_rates", "inspect_run", "read_log", "__version__",
 ]

@@ -327,7 +327,31 @@ _REGISTRY: dict[str, Callable[..., torch.Tensor]] = {
     "dapo": dapo,
 }
 
-ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)
+ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)  # the built-in estimators
+
+
+def register_estimator(name: str, fn: Callable[..., torch.Tensor]) -> None:
+    """Make ``fn(rewards, group_size) -> advantages`` available by ``name`` everywhere an estimator name is
+    accepted (``compute_advantages``, ``RunConfig``, ``trainer_class``). Used by notebook 05 to train with the
+    student's own advantage. Built-in names cannot be replaced. ``fn`` gets the rewards as given (flat B*G or
+    [B, G]) and must return a finite tensor of the same shape; :func:`compute_advantages` checks both.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"an estimator name must be an identifier, got {name!r}")
+    if name in ESTIMATORS:
+        raise ValueError(f"{name!r} is a built-in estimator; choose another name")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    _REGISTRY[name] = fn
+
+
+def is_estimator(name) -> bool:
+    """Whether ``name`` is a built-in or registered estimator."""
+    return isinstance(name, str) and name in _REGISTRY
+
+
+def estimator_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
 
 
 def compute_advantages(rewards, group_size: int | None, method: str = "grpo", **options) -> torch.Tensor:
@@ -338,10 +362,18 @@ def compute_advantages(rewards, group_size: int | None, method: str = "grpo", **
     across calls; without it the threshold is the fixed ``threshold`` option (0.5).
     """
     if method not in _REGISTRY:
-        raise ValueError(f"unknown advantage estimator {method!r}; choose one of {', '.join(ESTIMATORS)}")
+        raise ValueError(f"unknown advantage estimator {method!r}; choose one of {', '.join(_REGISTRY)}")
     controller = options.pop("controller", None)
     if controller is not None:
         if method != "avspo":
             raise ValueError(f"controller= is only for method='avspo', not {method!r}")
         return controller(rewards, group_size, **options)
-    return _REGISTRY[method](rewards, group_size, **options)
+    if method in ESTIMATORS:
+        return _REGISTRY[method](rewards, group_size, **options)
+    group(rewards, group_size, "unscored")  # a registered estimator gets validated input ...
+    out = torch.as_tensor(_REGISTRY[method](rewards, group_size, **options))
+    shape = tuple(torch.as_tensor(rewards).shape)
+    if tuple(out.shape) != shape or not bool(torch.isfinite(out).all()):  # ... and must give a valid output
+        raise ValueError(f"estimator {method!r} returned shape {tuple(out.shape)} (rewards: {shape})"
+                         f"{'' if bool(torch.isfinite(out).all()) else ' with NaN or inf'}")
+    return out

@@ -151,6 +151,39 @@ def check_reward_function(fn) -> None:
     _ok("reward function", len(cases))
 
 
+def check_prediction(predicted, measured: float, name: str, tol: float) -> None:
+    """A predict-first exercise: compare the number predicted *before* a run with the one it measured.
+
+    Never fails for a wrong guess (that is the point of predicting); it fails only when no number was given.
+    """
+    if not isinstance(predicted, (int, float)) or isinstance(predicted, bool) or predicted != predicted:
+        raise AssertionError(f"{name}: give your prediction as a number, got {predicted!r}")
+    verdict = "within" if abs(predicted - measured) <= tol else "outside"
+    print(f"{name}: you predicted {predicted:.3f}, the run measured {measured:.3f} ({verdict} ±{tol:g}).")
+
+
+def check_group_advantages(fn) -> None:
+    """Exercise 05.4 (build it): ``fn(rewards, G)`` is GRPO's advantage for flat rewards in TRL's layout:
+    ``(r - group mean) / (group std + 1e-4)``, std with G - 1 in the denominator (Bessel, as TRL)."""
+    from .advantages import grpo
+
+    cases = [([0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1], 4), ([1, 1, 1, 1], 2), ([0.5, 0.2, 0.9, 0.1, 0.3, 0.3], 3),
+             ([1, 0] * 8, 8)]
+    for r, G in cases:
+        rewards = torch.tensor(r, dtype=torch.float32)
+        want = grpo(rewards, G)
+        got = torch.as_tensor(fn(rewards.clone(), G), dtype=torch.float32)
+        if got.shape != want.shape:
+            raise AssertionError(f"rewards {r}, G={G}: expected {tuple(want.shape)} advantages, got {tuple(got.shape)}")
+        if not torch.allclose(got, want, atol=1e-4):
+            i = int((got - want).abs().argmax())
+            hint = (" (population std? use G - 1 in the denominator)" if torch.allclose(
+                got, grpo(rewards, G, unbiased=False), atol=1e-4) else "")
+            raise AssertionError(f"rewards {r}, G={G}: completion {i} should get {want[i]:.4f}, yours gives "
+                                 f"{got[i]:.4f}{hint}")
+    _ok("group-normalised advantage", len(cases))
+
+
 def check_success_hist(fn) -> None:
     """Exercise 05.2: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
     from .starvation import batch_metrics

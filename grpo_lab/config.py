@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from ._checks import as_int
-from .advantages import ESTIMATORS
+from .advantages import estimator_names, is_estimator
 
 
 def _f(default, help: str, cli: str | None = None, **kw):
@@ -29,7 +29,7 @@ SPECIAL_POLICIES = ("tiny-lm", "tabular")  # anything else is a causal-LM direct
 class RunConfig:
     """Settings of one GRPO run. Every run of a comparison shares all of them but ``estimator`` and ``seed``."""
 
-    estimator: str = _f("grpo", "advantage estimator, one of grpo_lab.ESTIMATORS")
+    estimator: str = _f("grpo", "advantage estimator: one of grpo_lab.ESTIMATORS, or a name given to register_estimator")
     seed: int = _f(0, "TRL's seed: sampling and data order")
     learning_rate: float = _f(1e-4, "learning rate (AdamW, TRL's default optimizer; constant, no warm-up)", "--lr")
     steps: int = _f(150, "optimizer steps per run", "--steps")
@@ -59,8 +59,8 @@ class RunConfig:
         """Raise ``ValueError`` naming the first bad setting; return ``self``."""
         from .tasks import TASKS
 
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(f"unknown estimator {self.estimator!r}; choose from {', '.join(ESTIMATORS)}")
+        if not is_estimator(self.estimator):
+            raise ValueError(f"unknown estimator {self.estimator!r}; choose from {', '.join(estimator_names())}")
         for name in ("steps", "prompts_per_step", "max_completion_length", "eval_samples"):
             as_int(name, getattr(self, name), minimum=1)
         for name in ("train_problems", "eval_problems"):

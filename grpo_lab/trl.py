@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from .advantages import ESTIMATORS, AVSPOController, compute_advantages
+from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
 from .starvation import batch_metrics
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
@@ -97,8 +97,9 @@ def trainer_class(base=None, model=None):
 
     class GrpoLabTrainer(base):
         def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, **kwargs):
-            if estimator not in ESTIMATORS:
-                raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of {', '.join(ESTIMATORS)}")
+            if not is_estimator(estimator):
+                raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of "
+                                 f"{', '.join(estimator_names())}")
             plain = kwargs.get("model", args[0] if args else None)
             if is_unsloth_patched(base) and plain is not None and not isinstance(plain, str) \
                     and not is_unsloth_model(plain):

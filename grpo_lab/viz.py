@@ -413,6 +413,31 @@ def log_series(log, keys, ylabel: str, title: str | None = None) -> Figure:
     return fig
 
 
+def erank_vs_group_size(Gs, panels: dict, reference: float | None = 2.0, title: str | None = None) -> Figure:
+    """Effective rank against G (notebook 08): one panel per weight block, one line per label.
+
+    ``panels[block][label]`` is a list of effective ranks, one per G; a label ending in "(after)" is drawn
+    thick, "(start)" thin. ``reference`` draws the value a paper reports, for comparison.
+    """
+    fig, axes = _fig(ncols=len(panels), height=3.3, width=WIDTH * (1.0 if len(panels) == 1 else 1.3), squeeze=False,
+                     title=title or "Effective rank of the update against the group size")
+    for ax, (block, curves) in zip(axes[0], panels.items()):
+        for label, vals in curves.items():
+            st = style(label)
+            ax.plot(Gs, vals, color=st["color"], marker=st["marker"], ms=3, label=label,
+                    lw=2.0 if "after" in label else 0.9, alpha=1.0 if "after" in label else 0.7)
+        if reference is not None:
+            ax.axhline(reference, color="0.3", ls=":", lw=1, label=f"paper's claim: ≈ {reference:g}")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(Gs), [str(g) for g in Gs])
+        ax.minorticks_off()
+        ax.set_xlabel("group size G")
+        ax.set_ylabel("effective rank")
+        ax.set_title(block, fontsize=8)
+    axes[0][0].legend(fontsize=7)
+    return fig
+
+
 def count_bars(counts, xlabel: str, ylabel: str, title: str | None = None) -> Figure:
     """Bars of counts indexed 0 … len-1 (``grpo-lab inspect``)."""
     fig, ax = _fig(height=3.0, title=title or f"{ylabel} by {xlabel}")

@@ -15,7 +15,7 @@ Source format (``course/NN_name.py``): cells start with a marker line.
 
 notebooks/ holds the lesson alone; exercises/ the lesson with stubs; solutions/ the lesson
 with the stubs filled in. Every notebook starts with a Colab badge and a Colab-only install
-cell, both derived from grpo_lab/project.py.
+cell, both derived from grpo_lab/project.py (left out while its repository address is unset).
 """
 
 from __future__ import annotations
@@ -93,10 +93,14 @@ def solution(code: str) -> str:
 
 
 def header(target: str, stem: str, title: str) -> list:
+    """The first cells: a badge and the Colab install cell, or (repository address unset) only a title line."""
     path = f"{target}/{stem}.ipynb"
     gpu = stem in GPU_NOTEBOOKS
+    kind = {"notebooks": "Lesson", "exercises": "Exercises", "solutions": "Solutions"}[target]
+    if project.colab_url(path) is None:
+        return [nbformat.v4.new_markdown_cell(f"*{kind}* — {title}")]
     badge = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
-             f"  \n*{ {'notebooks': 'Lesson', 'exercises': 'Exercises', 'solutions': 'Solutions'}[target] }* — {title}")
+             f"  \n*{kind}* — {title}")
     comment = ("# On Colab, install grpo_lab with its pinned GPU stack (Unsloth, TRL, ...); elsewhere it is already "
                "installed.\n" if gpu else
                "# On Colab, install grpo_lab first; elsewhere it is already installed (pip install -e \".[dev]\").\n")
@@ -159,8 +163,9 @@ def readme_table(sources) -> str:
         links = []
         for target in TARGETS:
             path = f"{target}/{src.stem}.ipynb"
-            links.append(f"[{target[:-1] if target != 'notebooks' else 'notebook'}]({path}) "
-                         f"[![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})")
+            badge = (f" [![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
+                     if project.colab_url(path) else "")
+            links.append(f"[{target[:-1] if target != 'notebooks' else 'notebook'}]({path}){badge}")
         rows.append(f"| {src.stem[:2]} | {title} | " + " | ".join(links[1:]) + " |")
         rows[-1] = rows[-1].replace(f"| {title} |", f"| {title} — {links[0]} |", 1)
     return "\n".join(rows)

@@ -1,21 +1,28 @@
-"""Copy the results table of a tracked comparison report into README.md (between its markers).
+"""Write the README's results section from the tracked comparison reports (nothing in it is typed by hand).
 
-    python scripts/readme_excerpt.py            # docs/results/lr1e-4/report.md -> README.md
-    python scripts/readme_excerpt.py --check    # exit 1 if README.md's excerpt differs (tests/test_readme.py)
+    python scripts/readme_excerpt.py            # docs/results/lr*/report.md -> README.md
+    python scripts/readme_excerpt.py --check    # exit 1 if README.md differs (tests/test_readme.py)
 
-The excerpt is the report's "## Results" section up to and including its "Start: ..." line,
-with the heading demoted to "####". Nothing in it is typed by hand.
+Between the README's ``report-excerpt`` markers it writes the "## Results" table of
+``docs/results/lr1e-4/report.md`` (heading demoted to "####", up to its "Start:" line), and between
+the ``verdicts`` markers one line per tracked learning rate: for pass@1 and pass@16, which estimators'
+95% t-intervals over seeds lie wholly above or below the starting policy's value, read from the
+reports' tables with :func:`verdicts` (an interval that contains the start is "no detectable change").
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORT = ROOT / "docs" / "results" / "lr1e-4" / "report.md"
-BEGIN, END = "<!-- report-excerpt:begin -->", "<!-- report-excerpt:end -->"
+RESULTS = ROOT / "docs" / "results"
+MAIN = RESULTS / "lr1e-4" / "report.md"
+MARKERS = {"excerpt": ("<!-- report-excerpt:begin -->", "<!-- report-excerpt:end -->"),
+           "verdicts": ("<!-- verdicts:begin -->", "<!-- verdicts:end -->")}
+CELL = re.compile(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
 
 
 def excerpt(report: str) -> str:
@@ -25,25 +32,69 @@ def excerpt(report: str) -> str:
     return "\n".join(["#" + lines[start]] + lines[start + 1:stop + 1])
 
 
-def with_excerpt(readme: str, text: str) -> str:
-    a, b = readme.index(BEGIN) + len(BEGIN), readme.index(END)
-    return readme[:a] + "\n" + text + "\n" + readme[b:]
+def table(report: str) -> tuple[dict, dict]:
+    """``({estimator: {column: (mean, lo, hi)}}, {"pass@1": start, "pass@16": start})`` from a report."""
+    lines = report.splitlines()
+    head = next(x for x in lines if x.startswith("| estimator |"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    rows = {}
+    for x in lines[lines.index(head) + 2:]:
+        if not x.startswith("|"):
+            break
+        cells = [c.strip() for c in x.strip("|").split("|")]
+        rows[cells[0]] = {c: tuple(map(float, m.groups())) for c, v in zip(cols, cells) if (m := CELL.fullmatch(v))}
+    start_line = next(x for x in lines if x.startswith("Start:"))
+    start = {k: float(v) for k, v in re.findall(r"(pass@\d+) ([0-9.]+)", start_line)}
+    return rows, start
+
+
+def verdicts(report: str) -> str:
+    rows, start = table(report)
+    parts = []
+    for col in ("pass@1", "pass@16"):
+        up = [e for e, r in rows.items() if col in r and r[col][1] > start[col]]
+        down = [e for e, r in rows.items() if col in r and r[col][2] < start[col]]
+        same = [e for e in rows if e not in up and e not in down]
+        means = [r[col][0] for r in rows.values() if col in r]
+        words = [f"{col} {start[col]:.3f} → {min(means):.3f}–{max(means):.3f}"]
+        words += [f"up for {', '.join(up)}"] if up else []
+        words += [f"down for {', '.join(down)}"] if down else []
+        words += [f"no detectable change for {', '.join(same)}"] if same else []
+        parts.append(": ".join([words[0], "; ".join(words[1:])]))
+    return "; ".join(parts)
+
+
+def learning_rates():
+    def lr(path):
+        return float(path.parent.name.removeprefix("lr"))
+
+    return sorted(RESULTS.glob("lr*/report.md"), key=lr)
+
+
+def render(readme: str) -> str:
+    blocks = {"excerpt": excerpt(MAIN.read_text()),
+              "verdicts": "\n".join(f"- **lr {p.parent.name.removeprefix('lr')}**: {verdicts(p.read_text())}."
+                                    for p in learning_rates())}
+    for key, (begin, end) in MARKERS.items():
+        a, b = readme.index(begin) + len(begin), readme.index(end)
+        readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]
+    return readme
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
-    readme_path = ROOT / "README.md"
-    readme = readme_path.read_text()
-    want = with_excerpt(readme, excerpt(REPORT.read_text()))
+    path = ROOT / "README.md"
+    readme = path.read_text()
+    want = render(readme)
     if a.check:
         if want != readme:
-            print(f"README.md's report excerpt differs from {REPORT.relative_to(ROOT)}; "
+            print("README.md's results section differs from docs/results/*/report.md; "
                   "run python scripts/readme_excerpt.py", file=sys.stderr)
             return 1
         return 0
-    readme_path.write_text(want)
+    path.write_text(want)
     return 0
 
 

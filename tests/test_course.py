@@ -20,16 +20,37 @@ def test_generated_notebooks_match_their_sources():
     assert out.returncode == 0, "run `python scripts/build_notebooks.py` and commit:\n" + out.stdout + out.stderr
 
 
-def test_every_notebook_has_badge_and_colab_install():
+def test_badges_and_colab_install_follow_the_repository_address():
+    """With the address set: a badge and an install cell in every notebook, badges in the README. Unset: neither,
+    and no link to colab.research.google.com/github anywhere (nothing points at a placeholder)."""
+    readme = (ROOT / "README.md").read_text()
     for target in ("notebooks", "exercises", "solutions"):
         paths = sorted((ROOT / target).glob("*.ipynb"))
         assert len(paths) >= 4, target
         for path in paths:
             nb = nbformat.read(path, as_version=4)
-            assert project.colab_url(f"{target}/{path.name}") in nb.cells[0].source
-            assert "google.colab" in nb.cells[1].source and project.pip_spec() in nb.cells[1].source
-    readme = (ROOT / "README.md").read_text()
-    assert project.colab_url("notebooks/01_bernoulli_bandit.ipynb") in readme
+            if project.GITHUB_REPO:
+                assert project.colab_url(f"{target}/{path.name}") in nb.cells[0].source
+                assert "google.colab" in nb.cells[1].source and project.pip_spec() in nb.cells[1].source
+            else:
+                text = "".join(c.source for c in nb.cells)
+                assert "colab.research.google.com/github" not in text and "pip install -q" not in text
+    if project.GITHUB_REPO:
+        assert project.colab_url("notebooks/01_bernoulli_bandit.ipynb") in readme
+    else:
+        assert "colab.research.google.com/github" not in readme
+
+
+def test_setting_the_address_brings_badges_back(monkeypatch):
+    import importlib.util
+
+    monkeypatch.setattr(project, "GITHUB_REPO", "someone/grpo-lab")
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    badge, install = build.header("notebooks", "06_gsm8k_unsloth", "06")
+    assert "colab.research.google.com/github/someone/grpo-lab/blob/main/notebooks/06_gsm8k_unsloth.ipynb" in badge.source
+    assert "grpo-lab[gpu] @ git+https://github.com/someone/grpo-lab@main" in install.source
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*.ipynb")), ids=lambda p: p.name)

@@ -1,0 +1,56 @@
+"""Issue 11, item 5: the README is true — its results section is generated from tracked reports, every file it
+links exists and is tracked, and it describes `--quick` as the CLI does."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def test_results_section_matches_the_tracked_reports():
+    res = subprocess.run([sys.executable, "scripts/readme_excerpt.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("lr", ["1e-4", "3e-4", "1e-3"])
+def test_every_cited_learning_rate_has_its_report_and_config(lr):
+    d = ROOT / "docs" / "results" / f"lr{lr}"
+    for name in ("report.md", "config.json", "start.json", "training.png", "passk.png", "levels.png"):
+        assert (d / name).is_file(), f"{d / name} is cited by the README but missing"
+    assert f"lr {lr}" in README.replace("**", "")
+
+
+def _tracked() -> set[str] | None:
+    res = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    return set(res.stdout.splitlines()) if res.returncode == 0 and res.stdout else None
+
+
+def test_every_linked_file_exists_and_is_tracked():
+    links = {m for m in re.findall(r"\]\(([^)#\s]+)\)", README) if not m.startswith(("http://", "https://"))}
+    assert links, "no relative links found"
+    tracked = _tracked()
+    for link in sorted(links):
+        path = ROOT / link
+        assert path.exists(), f"README links {link}, which does not exist"
+        if tracked is not None and path.is_file():
+            assert link in tracked, f"README links {link}, which git does not track"
+
+
+def test_quick_is_described_as_the_cli_does():
+    from grpo_lab.cli import build_parser
+
+    help_text = build_parser()._subparsers._group_actions[0].choices["compare"].format_help()
+    assert "about half a minute" in " ".join(help_text.split())
+    assert "about half a minute" in " ".join(README.split())
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "readme_block setup" in run and "readme_block test" in run
+    assert "<!-- ci:setup -->" in README and "<!-- ci:test -->" in README and "<!-- ci:main -->" in README

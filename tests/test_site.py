@@ -1,0 +1,128 @@
+"""Issue 13: the course site builds with one command (every lesson executed), and every page opens in
+headless Chromium with no broken link, no missing figure and no console error. A screenshot of each page
+is saved as a test artefact (site/_screenshots/, or $GRPO_LAB_ARTEFACTS).
+
+The build executes notebooks/*.ipynb (the lessons; solutions/ are executed by nbval), so a failing
+assertion in a lesson fails here.
+"""
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "site"
+BUILD = [sys.executable, "-m", "sphinx", "-b", "html", "-c", "docs/site", ".", "site"]  # the README's command
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+class Refs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.images = [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+        if tag == "img" and a.get("src"):
+            self.images.append(a["src"])
+
+
+def local_target(page: Path, ref: str) -> Path | None:
+    u = urlparse(ref)
+    if u.scheme or u.netloc or not u.path:  # external, or a fragment of the same page
+        return None
+    return (page.parent / unquote(u.path)).resolve()
+
+
+@pytest.fixture(scope="module")
+def site():
+    shutil.rmtree(SITE, ignore_errors=True)
+    res = subprocess.run(BUILD, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    warnings = [x for x in res.stderr.splitlines() if "WARNING:" in x or "ERROR:" in x]  # Sphinx's own
+    assert not warnings, "\n".join(warnings[:20])
+    return SITE
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if not p.name.startswith(("genindex", "search"))
+                  and "_static" not in p.parts and "_sources" not in p.parts)
+
+
+def test_every_lesson_and_the_landing_page_are_built(site):
+    names = {p.relative_to(site).as_posix() for p in pages(site)}
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert f"notebooks/{nb.stem}.html" in names
+    for page in ("docs/site/index.html", "docs/site/glossary.html", "docs/site/references.html"):
+        assert page in names
+    assert "nb-exec-table" not in (site / "docs/site/index.html").read_text() or \
+        "01_bernoulli_bandit" in (site / "docs/site/index.html").read_text()
+
+
+def test_no_broken_link_and_no_missing_figure(site):
+    for page in pages(site):
+        refs = Refs()
+        refs.feed(page.read_text())
+        for ref in refs.links + refs.images:
+            target = local_target(page, ref)
+            if target is not None:
+                assert target.exists(), f"{page.relative_to(site)}: broken reference {ref}"
+        for src in refs.images:
+            target = local_target(page, src)
+            assert target is None or target.stat().st_size > 0, f"{page.relative_to(site)}: empty image {src}"
+        if page.parent.name == "notebooks":
+            figures = [s for s in refs.images if s.endswith(".png")]
+            assert figures, f"{page.name} shows no figure"
+
+
+@pytest.mark.skipif((not CHROMIUM or not DRIVER) and not os.environ.get("CI"),
+                    reason="Debian's chromium and chromium-driver are not installed (CI installs them)")
+def test_every_page_in_headless_chromium(site):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    shots = Path(os.environ.get("GRPO_LAB_ARTEFACTS", SITE / "_screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1280,1600"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
+    problems = []
+    try:
+        for page in pages(site):
+            rel = page.relative_to(site).as_posix()
+            driver.get(f"http://127.0.0.1:{server.server_port}/{rel}")
+            errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+            if errors:
+                problems.append(f"{rel}: {errors[:3]}")
+            broken = driver.execute_script(
+                "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+                ".map(i => i.src)")
+            if broken:
+                problems.append(f"{rel}: images that did not load {broken[:3]}")
+            height = driver.execute_script("return document.body.scrollHeight")
+            driver.set_window_size(1280, min(max(height, 800), 12000))
+            assert driver.save_screenshot(str(shots / (rel.replace("/", "__")[:-5] + ".png")))
+    finally:
+        driver.quit()
+        server.shutdown()
+    assert not problems, "\n".join(problems)
+    assert len(list(shots.glob("*.png"))) == len(pages(site))
