@@ -40,7 +40,7 @@ backend, why = choose_backend("auto")
 print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend: {backend} ({why})")
 
 # %% [markdown]
-# ### The settings: one cell, edit it here
+# ## The settings: one cell, edit it here
 #
 # Every setting of the run is a field of `RunConfig` (the same vocabulary as `grpo-lab
 # compare`; `help(RunConfig)` documents each). `gsm8k_config()` is the Colab default: a 1.5B
@@ -57,7 +57,7 @@ if not ON_GPU:
 print(json.dumps(asdict(CFG), indent=1))
 
 # %% [markdown]
-# ### Where results go, and why it matters on Colab
+# ## Where results go, and why it matters on Colab
 #
 # A Colab runtime is wiped when it disconnects, and a full run takes hours. With Google Drive
 # mounted (the next cell asks, on Colab only), results **and checkpoints** go to
