@@ -130,8 +130,15 @@ class GroupStats:
 
     n: torch.Tensor
     mean: torch.Tensor
-    norm: torch.Tensor
     centered: torch.Tensor
+    _norm: torch.Tensor | None = None
+
+    @property
+    def norm(self) -> torch.Tensor:
+        """Computed on first use: Dr.GRPO and RLOO never need it."""
+        if self._norm is None:
+            self._norm = _root_ss(self.centered)
+        return self._norm
 
     def std(self, unbiased: bool = True) -> torch.Tensor:
         """Group std; NaN where it is undefined (fewer than 2 scored entries with Bessel), as TRL's nanstd."""
@@ -144,9 +151,16 @@ def std_from(n: torch.Tensor, norm: torch.Tensor, unbiased: bool) -> torch.Tenso
     return norm / torch.sqrt(torch.where(dof > 0, dof, torch.full_like(dof, float("nan"))))
 
 
+_SAFE = 1e15  # deviations below this cannot overflow a float32 sum of squares (1e30 x up to 1e8 entries)
+
+
 def _root_ss(centered: torch.Tensor) -> torch.Tensor:
-    """``sqrt(sum(centered**2))`` per group without overflow: each group is divided by its
-    largest deviation first (vector_norm squares internally and overflows float32 at ~1.8e19)."""
+    """``sqrt(sum(centered**2))`` per group without overflow. One reduction checks the largest deviation;
+    only when it is large is each group divided by its own largest deviation first (vector_norm squares
+    internally and overflows float32 at ~1.8e19)."""
+    if not bool(centered.abs().max() > _SAFE):
+        # vector_norm over the short group axis is several times faster on CPU than var/std
+        return torch.linalg.vector_norm(centered, dim=1, keepdim=True)
     scale = centered.abs().amax(dim=1, keepdim=True)
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     # vector_norm over the short group axis is several times faster on CPU than var/std
@@ -159,12 +173,12 @@ def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:
         mean = values.mean(dim=1, keepdim=True)
         centered = values - mean
         n = torch.full_like(mean, values.shape[1])
-        return GroupStats(n=n, mean=mean, norm=_root_ss(centered), centered=centered)
+        return GroupStats(n=n, mean=mean, centered=centered)
     zero = torch.zeros((), dtype=values.dtype)
     n = valid.sum(dim=1, keepdim=True).to(values.dtype)
     mean = torch.where(valid, values, zero).sum(dim=1, keepdim=True) / n  # NaN for an all-unscored group
     centered = torch.where(valid, values - mean, zero)
-    return GroupStats(n=n, mean=mean, norm=_root_ss(centered), centered=centered)
+    return GroupStats(n=n, mean=mean, centered=centered)
 
 
 def pool(stats: GroupStats, k: int, s1: torch.Tensor, s2: torch.Tensor):
