@@ -159,8 +159,9 @@ checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation
 # Write `my_group_advantages(rewards, G)`: rewards come flat, B·G values in TRL's layout (the G
 # completions of a prompt contiguous); return `(r - group mean) / (group std + 1e-4)` for each,
 # with the *sample* std (G − 1 in the denominator). No library estimator allowed.
-# The lesson then trains the tiny LM with **your** function for the same 5 steps as the GRPO
-# probe above: if it is right, the two training logs agree step by step.
+# The lesson then trains the tiny LM with **your** function — and with **your** reward function
+# of exercise 05.1 — for the same 5 steps as the GRPO probe above: if both are right, the two
+# training logs agree step by step.
 
 # %% [exercise]
 def my_group_advantages(rewards, G):
@@ -173,16 +174,19 @@ def my_group_advantages(rewards, G):
 checks.check_group_advantages(my_group_advantages)
 
 # %% [markdown]
-# Your advantage, in the real trainer. In the lesson (no exercise here) and while the exercise
-# is unsolved, the library's `grpo` stands in and the cell says so.
+# Your reward and your advantage, in the real trainer. In the lesson (no exercises here) and
+# while an exercise is unsolved, the library's `correctness_reward` and `grpo` stand in and the
+# cell says so.
 
 # %%
 try:
     gl.register_estimator("mine", my_group_advantages)  # noqa: F821 - defined by exercise 05.4
-    mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine", "steps": 5}), WORK, evaluate_after=False)
-    used = "your my_group_advantages"
+    my_reward(["1+1="], ["2"], ["2"])  # noqa: F821 - exercise 05.1; raises NotImplementedError while unsolved
+    mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine", "steps": 5}), WORK, evaluate_after=False,
+                 reward_fn=my_reward)  # noqa: F821
+    used = "your my_reward and your my_group_advantages"
 except (NameError, NotImplementedError):
-    mine, used = probe["grpo"], "the library's grpo (exercise 05.4 not solved here)"
+    mine, used = probe["grpo"], "the library's reward and grpo (exercises 05.1 / 05.4 not solved here)"
 print("trained 5 steps with", used)
 for a, b in zip(mine["history"], probe["grpo"]["history"]):
     assert a["reward"] == b["reward"] and abs(a["grad_norm"] - b["grad_norm"]) <= 1e-3 * (1 + b["grad_norm"]), (a, b)

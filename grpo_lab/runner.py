@@ -135,7 +135,7 @@ class LanguageModel:
                         cfg.max_completion_length, batch_size=64 if chat and torch.cuda.is_available() else 256)
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
@@ -153,7 +153,7 @@ class LanguageModel:
         if progress:
             callbacks.append(_progress_bar(cfg, TrainerCallback))
         trainer = trainer_class(model=model)(
-            model=model, args=grpo_args(cfg, workdir), reward_funcs=correctness_reward,
+            model=model, args=grpo_args(cfg, workdir), reward_funcs=reward_fn or correctness_reward,
             train_dataset=as_chat_dataset(train_set) if chat else to_dataset(train_set), processing_class=tok,
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
@@ -202,7 +202,7 @@ class Tabular:
         return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))
 
     def train(self, cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model=False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
         from .simulator import SimConfig, simulate
 
         ev = start if start is not None else self.evaluate_start(cfg)
@@ -330,7 +330,7 @@ def evaluate_start(cfg: RunConfig) -> dict:
 
 
 def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model: bool = False,
-          start: dict | None = None, evaluate_after: bool = True, callbacks=()) -> dict:
+          start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
     """Train one (estimator, seed) run of ``cfg`` and evaluate it; the result schema is in the module doc.
 
     ``workdir`` is TRL's ``output_dir`` (checkpoints when ``cfg.save_steps``; a temporary directory
@@ -338,18 +338,21 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     training; ``start`` is the starting policy's evaluation when the caller has it (tabular uses it).
     ``return_model=True`` adds the trained ``model`` and its ``tokenizer`` (not JSON);
     ``evaluate_after=False`` skips the evaluation (the result then has no ``eval``); ``callbacks`` are extra
-    ``transformers.TrainerCallback`` objects for a language-model run (timing, scripts/gpu_check.py).
+    ``transformers.TrainerCallback`` objects for a language-model run (timing, scripts/gpu_check.py);
+    ``reward_fn`` replaces the task's correctness reward during training (TRL's signature; notebook 05
+    trains with the student's own reward function). The evaluation always uses the library's grader.
     """
     cfg.validate()
     adapter = policy_adapter(cfg)
     if workdir is not None:
         return adapter.train(cfg, Path(workdir), jsonl_path, progress, return_model, start, evaluate_after,
-                             callbacks)
+                             callbacks, reward_fn)
     import shutil
     import tempfile
 
     work = tempfile.mkdtemp(prefix="grpo-lab-")
     try:
-        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after, callbacks)
+        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after, callbacks,
+                             reward_fn)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -88,7 +88,7 @@ def test_a_new_policy_is_one_adapter():
     @runner.register_policy("constant_test")
     class Constant:
         def train(self, cfg, workdir, jsonl_path=None, progress=False, return_model=False, start=None,
-                  evaluate_after=True, callbacks=()):
+                  evaluate_after=True, callbacks=(), reward_fn=None):
             return {"config": cfg, "eval": {"pass_at_k": {1: 0.5}}, "history": []}
 
     try:
