@@ -11,6 +11,7 @@ x 200 steps take about a second (benchmarks/bench_course.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import torch
@@ -82,6 +83,7 @@ class SimConfig:
     seed: int = 0  # sampling seed (the initial population is fixed separately)
     log_every: int = 1
     estimator_options: dict = field(default_factory=dict)
+    gradient_fn: Callable | None = None  # replaces policy_gradient (notebook 04 trains with the student's own)
 
 
 @dataclass
@@ -112,7 +114,10 @@ def simulate(p0, config: SimConfig) -> SimResult:
         actions = torch.multinomial(pi, config.G, replacement=True, generator=gen)
         rewards = (actions == 0).to(logits.dtype)
         adv = compute_advantages(rewards, config.G, config.method, **opts)
-        grad = policy_gradient(logits, actions, adv)
+        grad = (config.gradient_fn or policy_gradient)(logits, actions, adv)
+        if grad.shape != logits.shape or not bool(torch.isfinite(grad).all()):
+            raise ValueError(f"the policy gradient must be a finite [P, A] = {tuple(logits.shape)} tensor, "
+                             f"got {tuple(grad.shape)}")
         if config.match_norm is not None:
             norm = torch.linalg.vector_norm(grad)
             if norm > 0:
