@@ -36,8 +36,9 @@ from typing import Callable
 
 import torch
 
-from ._groups import (Grouped, GroupStats, check_group_size, check_option, group, group_stats, homogeneous, pool,
-                      std_from, zero_unscored)
+from ._checks import as_number as check_option
+from ._groups import (Grouped, GroupStats, check_group_size, group, group_stats, homogeneous, pool, std_from,
+                      zero_unscored)
 
 DEFAULT_EPS = 1e-4  # TRL adds 1e-4 to the group std
 DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
@@ -372,8 +373,8 @@ def compute_advantages(rewards, group_size: int | None, method: str = "grpo", **
         return _REGISTRY[method](rewards, group_size, **options)
     group(rewards, group_size, "unscored")  # a registered estimator gets validated input ...
     out = torch.as_tensor(_REGISTRY[method](rewards, group_size, **options))
-    shape = tuple(torch.as_tensor(rewards).shape)
-    if tuple(out.shape) != shape or not bool(torch.isfinite(out).all()):  # ... and must give a valid output
+    shape, finite = tuple(torch.as_tensor(rewards).shape), bool(torch.isfinite(out).all())
+    if tuple(out.shape) != shape or not finite:  # ... and must give a valid output
         raise ValueError(f"estimator {method!r} returned shape {tuple(out.shape)} (rewards: {shape})"
-                         f"{'' if bool(torch.isfinite(out).all()) else ' with NaN or inf'}")
+                         f"{'' if finite else ' with NaN or inf'}")
     return out

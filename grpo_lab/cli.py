@@ -37,8 +37,8 @@ def _estimators(text: str) -> list[str]:
     if not out:
         raise UsageError(f"--estimators needs at least one value, got {text!r}; choose from {', '.join(ESTIMATORS)}")
     bad = [x for x in out if x not in ESTIMATORS]
-    if bad or not out:
-        raise UsageError(f"unknown estimator(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(ESTIMATORS)}")
+    if bad:
+        raise UsageError(f"unknown estimator(s) {', '.join(bad)}; choose from {', '.join(ESTIMATORS)}")
     if len(set(out)) != len(out):
         raise UsageError(f"--estimators lists one twice: {text!r}")
     return out

@@ -163,14 +163,15 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "metrics").mkdir(exist_ok=True)
     start_path = out / "start.json"
+    start = None
     if start_path.is_file():
         try:
-            read_json(start_path, "start evaluation")
+            start = read_json(start_path, "start evaluation")
         except ValueError as e:
             echo(f"{e}; evaluating the starting policy again")
-            start_path.unlink()
-    if not start_path.is_file():
+    if start is None:
         write_json_atomic(start_path, evaluate_start(base))
+        start = read_json(start_path, "start evaluation")  # as later readers see it (JSON keys are strings)
     todo = [(e, s) for e in conf["estimators"] for s in conf["seeds"]
             if not _finished(out / "results" / f"{run_name(e, s)}.json", e, s, shared, echo)]
     total = len(conf["estimators"]) * len(conf["seeds"])
@@ -181,7 +182,6 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc="runs", unit="run")
-    start = read_json(start_path, "start evaluation")
     for est, seed in todo:
         cfg = base.with_run(est, seed)
         name = run_name(est, seed)

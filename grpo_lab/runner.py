@@ -99,13 +99,13 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
     # on a GPU: bf16 where supported, else fp16 (a T4); on a CPU: TRL's default (bf16 autocast), which every
     # published grpo-lab comparison used
     precision = dict(bf16=torch.cuda.is_bf16_supported(), fp16=not torch.cuda.is_bf16_supported()) if cuda else {}
+    saving = dict(save_strategy="steps", save_steps=cfg.save_steps) if cfg.save_steps else dict(save_strategy="no")
     return GRPOConfig(
         output_dir=str(output_dir), per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size,
         num_generations=cfg.group_size, max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
         learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
         max_grad_norm=cfg.max_grad_norm, logging_steps=1, report_to="none", seed=cfg.seed,
-        save_strategy="steps" if cfg.save_steps else "no", save_steps=cfg.save_steps or 500,
-        use_cpu=not cuda, disable_tqdm=not progress, temperature=1.0, **precision)
+        use_cpu=not cuda, disable_tqdm=not progress, temperature=1.0, **precision, **saving)
 
 
 def _checkpoint_step(workdir: Path) -> int | None:

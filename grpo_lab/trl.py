@@ -166,8 +166,6 @@ class StarvationCallback(TrainerCallback):
     logs plus ``step`` and the histogram. Formulas: :func:`grpo_lab.starvation.batch_metrics`.
     """
 
-    KEYS = ("acr", "all_fail", "all_pass", "mixed", "frac_nonzero_adv")  # today's scalars; any new one is logged too
-
     def __init__(self, jsonl_path=None):
         self.jsonl_path = jsonl_path
         self.attached = False
