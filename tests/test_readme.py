@@ -54,3 +54,19 @@ def test_ci_runs_exactly_the_readme_commands():
     run = (ROOT / ".ci" / "run").read_text()
     assert "readme_block setup" in run and "readme_block test" in run
     assert "<!-- ci:setup -->" in README and "<!-- ci:test -->" in README and "<!-- ci:main -->" in README
+
+
+# What .gitignore may hide: caches, virtual environments and build outputs. Anything else that git ignores would
+# work here and be missing from a clean checkout (stop 14: `site/` also hid the Sphinx config in docs/site/).
+BUILD_OUTPUTS = re.compile(r"(^|/)(\.venv|__pycache__|[^/]*\.egg-info|\.pytest_cache|\.hypothesis|\.ruff_cache|"
+                           r"\.ipynb_checkpoints|runs|build|dist)(/|$)|^(site|jupyter_execute)/|"
+                           r"^(?!docs/)(.*/)?results/")
+
+
+def test_git_ignores_nothing_but_caches_and_build_outputs():
+    res = subprocess.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory"],
+                         cwd=ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.skip("not a git checkout")
+    hidden = [p for p in res.stdout.splitlines() if not BUILD_OUTPUTS.search(p)]
+    assert not hidden, f"git ignores files a clean checkout would lack: {hidden}"

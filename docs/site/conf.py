@@ -1,0 +1,35 @@
+"""Sphinx + MyST-NB configuration of the course site (issue 13).
+
+Build (from the repository root; every lesson notebook is executed at build time, in smoke mode):
+
+    python -m sphinx -b html -c docs/site . site
+
+The site is made of docs/site/*.md (landing page, glossary, references) and notebooks/*.ipynb.
+"""
+
+project = "grpo-lab"
+author = "the grpo-lab maintainers"
+copyright = "2026, the grpo-lab maintainers"
+
+extensions = ["myst_nb"]
+root_doc = "docs/site/index"
+include_patterns = ["docs/site/*.md", "notebooks/*.ipynb"]
+# MathJax and the widget manager come from public CDNs when the site is read online; tests/test_site.py
+# allows exactly these external scripts to fail to load in the offline test machine.
+exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+nb_execution_mode = "force"  # figures and numbers come from this build, not from committed outputs
+nb_execution_timeout = 900
+nb_execution_raise_on_error = True  # a failing assertion in a lesson fails the build
+nb_merge_streams = True
+
+html_theme = "sphinx_book_theme"
+html_title = "grpo-lab: gradient starvation in GRPO"
+html_theme_options = {"show_toc_level": 2, "use_download_button": True}
+html_static_path = []
+html_favicon = "favicon.png"  # relative to this directory; without one the browser asks for /favicon.ico
+html_context = {"default_mode": "light"}
+suppress_warnings = ["mystnb.unknown_mime_type"]
