@@ -55,7 +55,12 @@ def site():
     shutil.rmtree(SITE, ignore_errors=True)
     res = subprocess.run(BUILD, cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
-    warnings = [x for x in res.stderr.splitlines() if "WARNING:" in x or "ERROR:" in x]  # Sphinx's own
+    # Sphinx's own warnings and errors (a notebook that fails to execute is one of them). Lines from the
+    # kernel client's event loop are not: "ERROR:tornado.general:Uncaught exception in ZMQStream callback" is
+    # logged now and then when a kernel is shut down after its notebook has run (seen once in CI, not
+    # reproduced in a rebuild with the same versions); it says nothing about the pages.
+    warnings = [x for x in res.stderr.splitlines()
+                if ("WARNING:" in x or "ERROR:" in x) and not x.startswith(("ERROR:tornado.", "ERROR:asyncio:"))]
     assert not warnings, "\n".join(warnings[:20])
     return SITE
 
