@@ -1,7 +1,8 @@
 """grpo-lab: gradient starvation in GRPO under binary rewards.
 
 Estimators (:mod:`grpo_lab.advantages`), starvation theory and diagnostics
-(:mod:`grpo_lab.starvation`) and pass@k tools (:mod:`grpo_lab.passk`).
+(:mod:`grpo_lab.starvation`), the GRPO policy loss (:mod:`grpo_lab.loss`) and pass@k tools
+(:mod:`grpo_lab.passk`).
 """
 
 from .advantages import (
@@ -19,6 +20,7 @@ from .advantages import (
     sign,
 )
 from .diagnose import inspect_run, read_log
+from .loss import grpo_loss
 from .passk import maj_at_k, pass_at_k, pass_at_k_curve
 from .starvation import collapse_rate, degeneracy_rate, jensen_gap, signal_kept, success_rates
 
@@ -27,5 +29,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ESTIMATORS", "AVSPOController", "avspo", "avspo_code", "compute_advantages", "dapo", "dapo_keep_mask",
     "drgrpo", "grpo", "register_estimator", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
-    "degeneracy_rate", "jensen_gap", "signal_kept", "success_rates", "inspect_run", "read_log", "__version__",
+    "degeneracy_rate", "jensen_gap", "signal_kept", "success_rates", "inspect_run", "read_log", "grpo_loss",
+    "__version__",
 ]

@@ -184,6 +184,56 @@ def check_group_advantages(fn) -> None:
     _ok("group-normalised advantage", len(cases))
 
 
+def check_grpo_loss(fn) -> None:
+    """Exercise 05.5 (build it): ``fn`` is the clipped, masked GRPO loss of :func:`grpo_lab.loss.grpo_loss`.
+
+    Compares values *and* gradients (a ratio or clip computed on detached tensors has the right value and
+    the wrong gradient) on cases that switch on one ingredient at a time: padding, clipping on each side,
+    the KL term, and each normalisation.
+    """
+    from .loss import grpo_loss
+
+    g = torch.Generator().manual_seed(0)
+    logp = -torch.rand(3, 5, generator=g, dtype=torch.float64) * 3
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]], dtype=torch.float64)
+    adv = torch.tensor([1.0, -0.5, 2.0], dtype=torch.float64)
+    shift = torch.tensor([[0.5, -0.5, 0.05, 0.3, -0.3], [0.4, -0.4, 0, 0, 0], [-0.05, 0.25, -0.25, 0, 0]],
+                         dtype=torch.float64)
+    ref = logp + 0.3 * torch.randn(3, 5, generator=g, dtype=torch.float64)
+    cases = [  # (what the case switches on, keyword arguments, old log-probs)
+        ("on-policy (ratio 1), grpo normalisation", dict(loss_type="grpo"), logp),
+        ("ratios away from 1: clipping at 1 ± 0.2", dict(loss_type="grpo"), logp - shift),
+        ("asymmetric clip (epsilon_high 0.28)", dict(loss_type="grpo", epsilon_high=0.28), logp - shift),
+        ("KL term, beta 0.1", dict(loss_type="grpo", beta=0.1, ref_logp=ref), logp - shift),
+        ("dapo normalisation (all tokens of the batch)", dict(loss_type="dapo"), logp - shift),
+        ("dapo with num_tokens = 20 (a larger generation batch)", dict(loss_type="dapo", num_tokens=20.0),
+         logp - shift),
+        ("dr_grpo normalisation (max_completion_length 8)", dict(loss_type="dr_grpo", max_completion_length=8),
+         logp - shift),
+    ]
+    for name, kw, old in cases:
+        full = dict(epsilon_low=0.2, epsilon_high=0.2, beta=0.0, ref_logp=None, max_completion_length=None,
+                    num_tokens=None)
+        full.update(kw)
+        x_ref, x_got = logp.clone().requires_grad_(), logp.clone().requires_grad_()
+        want = grpo_loss(x_ref, old, adv, mask, **full)
+        got = fn(x_got, old.clone(), adv.clone(), mask.clone(), **full)
+        if not isinstance(got, torch.Tensor) or got.dim() != 0:
+            raise AssertionError(f"{name}: return one scalar tensor, got {got!r:.60}")
+        if not torch.isclose(got.double(), want, rtol=1e-5, atol=1e-8):
+            raise AssertionError(f"{name}: the loss should be {want.item():.6f}; yours is {got.item():.6f}")
+        want.backward()
+        if not got.requires_grad:
+            raise AssertionError(f"{name}: your loss has no gradient with respect to logp (a .detach() too many?)")
+        got.backward()
+        if not torch.allclose(x_got.grad, x_ref.grad, rtol=1e-5, atol=1e-8):
+            i, t = divmod(int((x_got.grad - x_ref.grad).abs().argmax()), logp.shape[1])
+            raise AssertionError(f"{name}: right value, wrong gradient at completion {i}, token {t}: "
+                                 f"d loss / d logp should be {x_ref.grad[i, t]:.5f}, yours is {x_got.grad[i, t]:.5f}"
+                                 + (" (that token is padding)" if mask[i, t] == 0 else ""))
+    _ok("clipped, masked GRPO loss (values and gradients)", len(cases))
+
+
 def check_success_hist(fn) -> None:
     """Exercise 05.2: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
     from .starvation import batch_metrics

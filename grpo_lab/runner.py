@@ -79,7 +79,11 @@ POLICIES: dict = {}
 
 
 def register_policy(name: str):
-    """Class decorator: the adapter for ``RunConfig(policy=name)``; ``"*"`` is the fallback (any model path)."""
+    """Class decorator: the adapter for ``RunConfig(policy=name)``; ``"*"`` is the fallback (any model path).
+
+    An adapter has ``train(cfg, workdir, jsonl_path, progress, return_model, start, evaluate_after, callbacks,
+    reward_fn)`` (and ``loss_fn=`` if it trains with a token loss) and ``evaluate_start(cfg)``.
+    """
     def deco(cls):
         POLICIES[name] = cls()
         return cls
@@ -135,7 +139,8 @@ class LanguageModel:
                         cfg.max_completion_length, batch_size=64 if chat and torch.cuda.is_available() else 256)
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
+              loss_fn=None) -> dict:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
@@ -155,7 +160,8 @@ class LanguageModel:
         trainer = trainer_class(model=model)(
             model=model, args=grpo_args(cfg, workdir), reward_funcs=reward_fn or correctness_reward,
             train_dataset=as_chat_dataset(train_set) if chat else to_dataset(train_set), processing_class=tok,
-            estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks)
+            estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
+            loss_fn=loss_fn)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
@@ -202,8 +208,13 @@ class Tabular:
         return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))
 
     def train(self, cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model=False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
+              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
+              loss_fn=None) -> dict:
         from .simulator import SimConfig, simulate
+
+        if reward_fn is not None or loss_fn is not None:
+            raise ValueError("the tabular policy is a simulation with exact 0/1 rewards and no token loss: "
+                             "reward_fn and loss_fn apply to language-model policies only")
 
         ev = start if start is not None else self.evaluate_start(cfg)
         p = np.asarray(ev["correct"]) / ev["n_samples"]
@@ -330,7 +341,7 @@ def evaluate_start(cfg: RunConfig) -> dict:
 
 
 def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model: bool = False,
-          start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None) -> dict:
+          start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None, loss_fn=None) -> dict:
     """Train one (estimator, seed) run of ``cfg`` and evaluate it; the result schema is in the module doc.
 
     ``workdir`` is TRL's ``output_dir`` (checkpoints when ``cfg.save_steps``; a temporary directory
@@ -341,18 +352,22 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     ``transformers.TrainerCallback`` objects for a language-model run (timing, scripts/gpu_check.py);
     ``reward_fn`` replaces the task's correctness reward during training (TRL's signature; notebook 05
     trains with the student's own reward function). The evaluation always uses the library's grader.
+    ``loss_fn`` replaces TRL's policy loss (signature of :func:`grpo_lab.loss.grpo_loss`; notebook 05
+    trains with the student's own loss).
     """
     cfg.validate()
     adapter = policy_adapter(cfg)
+    extra = dict(jsonl_path=jsonl_path, progress=progress, return_model=return_model, start=start,
+                 evaluate_after=evaluate_after, callbacks=callbacks, reward_fn=reward_fn)
+    if loss_fn is not None:  # an adapter without a token loss need not know the keyword (a TypeError names it)
+        extra["loss_fn"] = loss_fn
     if workdir is not None:
-        return adapter.train(cfg, Path(workdir), jsonl_path, progress, return_model, start, evaluate_after,
-                             callbacks, reward_fn)
+        return adapter.train(cfg, Path(workdir), **extra)
     import shutil
     import tempfile
 
     work = tempfile.mkdtemp(prefix="grpo-lab-")
     try:
-        return adapter.train(cfg, Path(work), jsonl_path, progress, return_model, start, evaluate_after, callbacks,
-                             reward_fn)
+        return adapter.train(cfg, Path(work), **extra)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -12,6 +12,13 @@ whatever ``trl.GRPOTrainer`` is *then* (Unsloth patches it when imported first) 
 Only ``multi_objective_aggregation="sum_then_normalize"`` (TRL's default) is supported: the
 weighted sum of the reward functions is the reward the estimator sees, NaN where no function
 could score a completion (advantage 0, as in TRL).
+
+``loss_fn=`` (optional) replaces TRL's policy loss by a function with the signature of
+:func:`grpo_lab.loss.grpo_loss` (notebook 05 trains with a student's one). TRL computes the
+per-token log-probabilities as usual; only the loss formula is swapped. It is refused, with the
+reason, for settings that formula does not cover (other loss types, sequence-level importance
+sampling, vLLM importance-sampling correction, entropy masks or bonuses, MoE auxiliary loss,
+Unsloth's rewritten trainer).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import torch
 
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
+from .loss import LOSS_TYPES
 from .starvation import batch_metrics
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
@@ -96,7 +104,10 @@ def trainer_class(base=None, model=None):
             base = pristine_grpo_trainer()
 
     class GrpoLabTrainer(base):
-        def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, **kwargs):
+        def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, loss_fn=None,
+                     **kwargs):
+            if loss_fn is not None and not callable(loss_fn):
+                raise TypeError(f"loss_fn must be a function like grpo_lab.loss.grpo_loss, got {type(loss_fn).__name__}")
             if not is_estimator(estimator):
                 raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of "
                                  f"{', '.join(estimator_names())}")
@@ -111,6 +122,9 @@ def trainer_class(base=None, model=None):
                 raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
             self.estimator = estimator
             self.estimator_options = dict(estimator_options or {})
+            self.loss_fn = loss_fn
+            if loss_fn is not None:
+                _check_loss_fn_settings(self, base)
             if estimator == "avspo" and "controller" not in self.estimator_options:
                 self.estimator_options["controller"] = AVSPOController()
             self.last_rewards = None  # gathered rewards of the latest batch, all processes
@@ -147,8 +161,73 @@ def trainer_class(base=None, model=None):
                     cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
             return output
 
+        def _compute_loss(self, model, inputs):
+            if self.loss_fn is None:
+                return super()._compute_loss(model, inputs)
+            return _loss_from_fn(self, model, inputs)
+
     GrpoLabTrainer.__name__ = GrpoLabTrainer.__qualname__ = f"GrpoLab{base.__name__}"
     return GrpoLabTrainer
+
+
+def _check_loss_fn_settings(trainer, base) -> None:
+    """Refuse ``loss_fn`` where TRL's loss would do more than :func:`grpo_lab.loss.grpo_loss` computes."""
+    args = trainer.args
+    unsupported = {
+        "Unsloth's rewritten trainer": is_unsloth_patched(base),
+        f"loss_type={trainer.loss_type!r} (supported: {', '.join(LOSS_TYPES)})": trainer.loss_type not in LOSS_TYPES,
+        "importance_sampling_level='sequence'": getattr(trainer, "importance_sampling_level", "token") != "token",
+        "top_entropy_quantile < 1": getattr(trainer, "top_entropy_quantile", 1.0) < 1.0,
+        "off_policy_mask_threshold": getattr(trainer, "off_policy_mask_threshold", None) is not None,
+        "use_vllm (importance-sampling correction)": bool(getattr(trainer, "use_vllm", False)),
+        "an entropy bonus": bool(getattr(trainer, "_entropy_bonus_enabled", False)),
+        "a MoE auxiliary loss": bool(getattr(trainer, "aux_loss_enabled", False)),
+        "delta (two-sided clipping)": getattr(args, "delta", None) is not None,
+        "use_bias_correction_kl with beta != 0 (set use_bias_correction_kl=False)":
+            trainer.beta != 0.0 and bool(getattr(args, "use_bias_correction_kl", False)),
+    }
+    refused = [name for name, on in unsupported.items() if on]
+    if refused:
+        raise ValueError("loss_fn replaces TRL's clipped GRPO loss and cannot honour: " + "; ".join(refused))
+
+
+def _loss_from_fn(trainer, model, inputs):
+    """TRL's log-probabilities, then ``trainer.loss_fn`` in place of TRL's loss formula (same scaling and logs)."""
+    prompt_ids, completion_ids = inputs["prompt_ids"], inputs["completion_ids"]
+    input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+    attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+    mask = inputs["completion_mask"] if "tool_mask" not in inputs else inputs["completion_mask"] * inputs["tool_mask"]
+    logp, entropies, _ = trainer._get_per_token_logps_and_entropies(
+        model, input_ids, attention_mask, completion_ids.size(1), compute_entropy=True)
+    old = inputs.get("old_per_token_logps")
+    old = logp.detach() if old is None else old
+    ref = inputs.get("ref_per_token_logps") if trainer.beta != 0.0 else None
+    mode = "train" if trainer.model.training else "eval"
+    accumulation = trainer.current_gradient_accumulation_steps if mode == "train" else 1.0
+    num_tokens = None
+    if trainer.loss_type == "dapo":  # TRL's normaliser: the generation batch's tokens, per accumulation window
+        num_tokens = inputs["num_items_in_batch"].clamp(min=1.0) / trainer.accelerator.num_processes
+        if mode == "train":
+            num_tokens = num_tokens * accumulation / trainer.args.steps_per_generation
+        accumulation = 1.0  # already inside num_tokens
+    loss = trainer.loss_fn(logp, old, inputs["advantages"], mask, epsilon_low=trainer.epsilon_low,
+                           epsilon_high=trainer.epsilon_high, beta=trainer.beta, ref_logp=ref,
+                           loss_type=trainer.loss_type, max_completion_length=trainer.max_completion_length,
+                           num_tokens=num_tokens)
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r:.80}")
+    if not torch.isfinite(loss):
+        raise ValueError(f"loss_fn returned {loss.item()} on a batch of {len(logp)} completions")
+
+    def masked_mean(x):
+        totals = trainer.accelerator.reduce(torch.stack([(x * mask).sum(), mask.sum().float()]), reduction="sum")
+        return (totals[0] / totals[1].clamp(min=1.0)).item()
+
+    trainer._metrics[mode]["entropy"].append(masked_mean(entropies))
+    if ref is not None:
+        delta = ref - logp
+        trainer._metrics[mode]["kl"].append(masked_mean((torch.exp(delta) - delta - 1).detach()))
+    return loss / accumulation
 
 
 class StarvationCallback(TrainerCallback):

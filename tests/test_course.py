@@ -84,3 +84,33 @@ def test_checks_say_exactly_what_differs():
         checks.check_failure_descent(lambda z, G, n, g: torch.zeros_like(z))
     with pytest.raises(AssertionError, match="prompt 0, answer 0"):
         checks.check_policy_gradient(lambda z, a, adv: torch.zeros_like(z))
+
+
+def test_the_loss_check_catches_each_ingredient():
+    from grpo_lab.loss import grpo_loss
+
+    checks.check_grpo_loss(grpo_loss)
+
+    def symmetric_clip(logp, old, adv, mask, **kw):
+        return grpo_loss(logp, old, adv, mask, **{**kw, "epsilon_high": kw["epsilon_low"]})
+
+    def detached_clip(logp, old, adv, mask, epsilon_low, epsilon_high, **kw):
+        ratio = torch.exp(logp - old)
+        clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high).detach()
+        per_token = -torch.min(ratio * adv[:, None], clipped * adv[:, None])
+        return ((per_token * mask).sum(-1) / mask.sum(-1)).mean()
+
+    def padding_counts(logp, old, adv, mask, **kw):
+        return grpo_loss(logp, old, adv, torch.ones_like(mask), **kw)
+
+    def no_kl(logp, old, adv, mask, **kw):
+        return grpo_loss(logp, old, adv, mask, **{**kw, "beta": 0.0})
+
+    with pytest.raises(AssertionError, match=r"asymmetric clip \(epsilon_high 0.28\): the loss should be"):
+        checks.check_grpo_loss(symmetric_clip)
+    with pytest.raises(AssertionError, match="right value, wrong gradient"):
+        checks.check_grpo_loss(detached_clip)
+    with pytest.raises(AssertionError, match=r"\(that token is padding\)"):
+        checks.check_grpo_loss(padding_counts)
+    with pytest.raises(AssertionError, match="KL term, beta 0.1"):
+        checks.check_grpo_loss(no_kl)

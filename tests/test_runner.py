@@ -71,3 +71,33 @@ def test_open_comparison_grows_and_refuses_other_settings(tmp_path):
     assert read_config(tmp_path)["estimators"] == ["sign", "grpo"]  # written, and still passes the check
     with pytest.raises(ValueError, match="other settings .*steps: 3 != 5"):
         open_comparison(tmp_path, ["grpo"], [0], replace(base, steps=5))
+
+
+def test_train_with_the_librarys_loss_fn_is_the_default_run(tmp_path):
+    """runner.train(loss_fn=...) reaches TRL's trainer (notebook 05's exercise 05.5 relies on it)."""
+    import torch
+
+    from grpo_lab.loss import grpo_loss
+
+    cfg = replace(TINY, save_steps=0, steps=2)
+
+    def weights(**kw):
+        out = train(cfg, evaluate_after=False, return_model=True, **kw)
+        return out["history"], [p.detach().clone() for p in out["model"].parameters()]
+
+    trl_hist, trl_w = weights()
+    our_hist, our_w = weights(loss_fn=grpo_loss)
+    flip_hist, flip_w = weights(loss_fn=lambda logp, old, adv, mask, **kw: grpo_loss(logp, old, -adv, mask, **kw))
+    assert trl_hist[0]["grad_norm"] > 0
+    for a, b in zip(our_hist, trl_hist, strict=True):
+        assert a["reward"] == b["reward"] and a["grad_norm"] == pytest.approx(b["grad_norm"], rel=1e-3)
+    assert all(torch.allclose(p, q, rtol=1e-4, atol=1e-6) for p, q in zip(our_w, trl_w))
+    assert not all(torch.allclose(p, q, rtol=1e-4, atol=1e-6) for p, q in zip(flip_w, trl_w))  # the hook is used
+
+
+def test_the_tabular_policy_refuses_a_loss_fn():
+    from grpo_lab.loss import grpo_loss
+    from grpo_lab.runner import train
+
+    with pytest.raises(ValueError, match="reward_fn and loss_fn apply to language-model policies only"):
+        train(replace(TINY, policy="tabular", save_steps=0), loss_fn=grpo_loss)

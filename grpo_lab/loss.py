@@ -1,0 +1,92 @@
+"""The clipped, masked GRPO policy loss as a pure function (introduced in notebook 05, exercise 05.5).
+
+Per completion token t of completion i (``mask`` is 1 on real completion tokens, 0 on padding):
+
+    ratio_it = exp(logp_it - old_logp_it)
+    l_it     = -min(ratio_it * A_i, clip(ratio_it, 1 - eps_low, 1 + eps_high) * A_i)
+               + beta * KL_it,     KL_it = exp(ref_it - logp_it) - (ref_it - logp_it) - 1
+
+The clipped ratio is PPO's (arXiv 1707.06347) with DAPO's separate upper bound (arXiv 2503.14476);
+the KL term is the k3 estimator of KL(pi || pi_ref) used by GRPO (arXiv 2402.03300). What differs
+between the published variants is how the token losses are averaged (``loss_type``):
+
+- ``"grpo"``: mean over tokens of each completion, then mean over completions (arXiv 2402.03300).
+  A long completion's tokens each weigh less than a short one's.
+- ``"dapo"``: sum over every token / number of completion tokens in the whole generation batch
+  (``num_tokens``; token-level, DAPO, arXiv 2503.14476). TRL's default loss type.
+- ``"bnpo"``: the same, with the tokens of this batch only (``num_tokens`` is ignored).
+- ``"dr_grpo"``: sum over every token / (completions x ``max_completion_length``): a constant
+  denominator, no length bias (Dr. GRPO, arXiv 2503.20783).
+
+These are the formulas of TRL's ``GRPOTrainer`` for those three loss types (token-level importance
+sampling, one process, no gradient accumulation); ``tests/test_loss.py`` checks that training with
+this function gives the same updates as TRL's own loss (TRL passes ``num_tokens`` for ``"dapo"``:
+the generation batch's token count, rescaled for gradient accumulation and processes). :func:`grpo_lab.trl.trainer_class` takes
+``loss_fn=`` to train with it (or with a student's version).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+LOSS_TYPES = ("grpo", "dapo", "bnpo", "dr_grpo")
+
+
+def _finite_positive(name, value, allow_zero=False):
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+
+
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
+              epsilon_low: float = 0.2, epsilon_high: float | None = None, beta: float = 0.0,
+              ref_logp: torch.Tensor | None = None, loss_type: str = "grpo",
+              max_completion_length: int | None = None, num_tokens: float | torch.Tensor | None = None
+              ) -> torch.Tensor:
+    """The scalar GRPO loss of a batch; see the module docstring for the formula and its sources.
+
+    ``logp``, ``old_logp``, ``ref_logp`` and ``mask`` are (B, T): per-token log-probabilities under the
+    policy being trained (with gradient), the policy that sampled the completions, and the reference
+    policy; ``advantages`` is (B,) or (B, T). ``epsilon_high`` defaults to ``epsilon_low``. ``ref_logp``
+    is needed when ``beta > 0``; ``max_completion_length`` when ``loss_type="dr_grpo"``. ``num_tokens``
+    (``"dapo"`` only) is the token count to divide by; by default the tokens in ``mask``.
+    """
+    if loss_type not in LOSS_TYPES:
+        raise ValueError(f"unknown loss_type {loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
+    epsilon_high = epsilon_low if epsilon_high is None else epsilon_high
+    _finite_positive("epsilon_low", epsilon_low, allow_zero=True)
+    _finite_positive("epsilon_high", epsilon_high, allow_zero=True)
+    _finite_positive("beta", beta, allow_zero=True)
+    if logp.dim() != 2:
+        raise ValueError(f"logp must be (completions, tokens), got shape {tuple(logp.shape)}")
+    for name, t in (("old_logp", old_logp), ("mask", mask)) + ((("ref_logp", ref_logp),) if beta else ()):
+        if t is None:
+            raise ValueError(f"{name} is needed (beta={beta})")
+        if t.shape != logp.shape:
+            raise ValueError(f"{name} has shape {tuple(t.shape)}, logp {tuple(logp.shape)}: they must match")
+    if advantages.dim() == 1:
+        advantages = advantages.unsqueeze(1)
+    if advantages.shape[0] != logp.shape[0] or advantages.shape[1] not in (1, logp.shape[1]):
+        raise ValueError(f"advantages of shape {tuple(advantages.shape)} do not fit logp of shape "
+                         f"{tuple(logp.shape)}: one per completion, or one per token")
+    if loss_type == "dr_grpo" and (max_completion_length is None or max_completion_length < logp.shape[1]):
+        raise ValueError("loss_type='dr_grpo' needs max_completion_length >= the number of tokens, "
+                         f"got {max_completion_length!r} for {logp.shape[1]} tokens")
+    mask = mask.to(logp.dtype)
+
+    ratio = torch.exp(logp - old_logp)
+    clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)
+    per_token = -torch.min(ratio * advantages, clipped * advantages)
+    if beta:
+        delta = ref_logp - logp
+        per_token = per_token + beta * (torch.exp(delta) - delta - 1)
+
+    if loss_type == "grpo":
+        return ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
+    if loss_type == "bnpo" or (loss_type == "dapo" and num_tokens is None):
+        return (per_token * mask).sum() / mask.sum().clamp(min=1.0)
+    if loss_type == "dapo":
+        return (per_token * mask).sum() / num_tokens
+    return (per_token * mask).sum() / (logp.shape[0] * max_completion_length)

@@ -1,0 +1,139 @@
+"""grpo_lab.loss: the clipped, masked GRPO loss, by hand on small cases and against TRL's own loss in training."""
+
+import math
+
+import pytest
+import torch
+from datasets import Dataset
+from trl import GRPOConfig
+
+from grpo_lab.loss import grpo_loss
+from grpo_lab.policy import char_tokenizer, tiny_causal_lm
+from grpo_lab.trl import trainer_class
+from conftest import USE_CPU
+
+MASK = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])  # lengths 3 and 1
+
+
+def test_on_policy_loss_is_minus_the_length_normalised_advantage():
+    logp = torch.randn(2, 4, requires_grad=True)
+    adv = torch.tensor([1.0, -2.0])
+    loss = grpo_loss(logp, logp.detach(), adv, MASK)
+    assert loss.item() == pytest.approx(-(1.0 + -2.0) / 2)
+    loss.backward()
+    # d/dlogp of -A * ratio at ratio 1 is -A, divided by the completion's length, then by the 2 completions
+    expected = torch.tensor([[-1 / 3, -1 / 3, -1 / 3, 0.0], [2.0, 0.0, 0.0, 0.0]]) / 2
+    torch.testing.assert_close(logp.grad, expected)
+
+
+@pytest.mark.parametrize("loss_type, expected", [
+    ("grpo", (-(1.0 * 3) / 3 + -(-2.0 * 1) / 1) / 2),  # per completion, then mean: 0.5
+    ("bnpo", (-(1.0 * 3) + 2.0) / 4),  # per token over the batch: -0.25
+    ("dapo", (-(1.0 * 3) + 2.0) / 4),  # the same when this batch is the whole generation batch
+    ("dr_grpo", (-(1.0 * 3) + 2.0) / (2 * 8)),  # constant denominator B x max_completion_length
+])
+def test_the_three_normalisations(loss_type, expected):
+    logp = torch.zeros(2, 4)
+    loss = grpo_loss(logp, logp, torch.tensor([1.0, -2.0]), MASK, loss_type=loss_type, max_completion_length=8)
+    assert loss.item() == pytest.approx(expected)
+
+
+def test_clipping_stops_the_gradient_only_where_the_ratio_left_the_trust_region_in_the_advantage_direction():
+    old = torch.zeros(4, 1)
+    logp = torch.log(torch.tensor([[1.5], [1.5], [0.5], [0.5]])).requires_grad_()
+    adv = torch.tensor([1.0, -1.0, -1.0, 1.0])
+    grpo_loss(logp, old, adv, torch.ones(4, 1), epsilon_low=0.2, epsilon_high=0.28).backward()
+    g = logp.grad.squeeze(1)
+    assert g[0] == 0 and g[2] == 0  # ratio 1.5 > 1.28 with A > 0; ratio 0.5 < 0.8 with A < 0: clipped
+    assert g[1] != 0 and g[3] != 0  # the pessimistic side is never clipped
+
+
+def test_kl_term_is_the_k3_estimator_and_vanishes_at_the_reference():
+    logp = torch.log(torch.tensor([[0.5]]))
+    ref = torch.log(torch.tensor([[0.25]]))
+    zero_adv = torch.zeros(1)
+    loss = grpo_loss(logp, logp, zero_adv, torch.ones(1, 1), beta=0.1, ref_logp=ref)
+    assert loss.item() == pytest.approx(0.1 * (0.5 - math.log(0.5) - 1))
+    assert grpo_loss(logp, logp, zero_adv, torch.ones(1, 1), beta=0.1, ref_logp=logp).item() == 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(loss_type="cispo"), "unknown loss_type 'cispo'"),
+    (dict(loss_type="dr_grpo"), "max_completion_length"),
+    (dict(beta=0.1), "ref_logp is needed"),
+    (dict(epsilon_low=float("nan")), "epsilon_low must be a finite number"),
+    (dict(beta=-1.0), "beta must be"),
+    (dict(advantages=torch.zeros(3)), "advantages of shape"),
+    (dict(mask=torch.ones(2, 3)), "mask has shape"),
+])
+def test_bad_input_is_refused_with_its_name(kwargs, match):
+    args = dict(logp=torch.zeros(2, 4), old_logp=torch.zeros(2, 4), advantages=torch.zeros(2), mask=MASK)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        grpo_loss(**args)
+
+
+def _train(tmp_path, loss_type, loss_fn, steps=3):
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(8)]})
+    step = iter(range(10_000))
+
+    def reward(prompts, completions, **kwargs):  # mixed groups, a different pattern every call
+        k = next(step)
+        return [float((i * 7 + k) % 3 == 0) for i in range(len(completions))]
+
+    # two optimisation steps per generated batch, so that the second one sees ratios != 1 (clipping bites),
+    # and a KL term against the reference model
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=4,
+                      max_completion_length=6, max_steps=steps, learning_rate=3e-2, logging_steps=1,
+                      report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0, num_iterations=2,
+                      beta=0.05, epsilon=0.1, loss_type=loss_type, bf16=False, use_bias_correction_kl=False)
+    torch.manual_seed(0)
+    tiny_causal_lm(tok).save_pretrained(tmp_path / "model")  # a path: TRL loads the KL reference model from it
+    trainer = trainer_class()(model=str(tmp_path / "model"), args=args, reward_funcs=reward, train_dataset=ds, processing_class=tok,
+                              estimator="grpo", loss_fn=loss_fn)
+    trainer.train()
+    return trainer
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "bnpo", "dr_grpo"])
+def test_training_with_grpo_loss_is_training_with_trls_loss(tmp_path, loss_type):
+    ours = _train(tmp_path / "ours", loss_type, grpo_loss)
+    trls = _train(tmp_path / "trl", loss_type, None)
+    rows = [(a, b) for a, b in zip(ours.state.log_history, trls.state.log_history) if "loss" in a]
+    assert len(rows) == 3
+    for a, b in rows:
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-7)
+        assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=1e-4)
+        assert a["kl"] == pytest.approx(b["kl"], rel=1e-4, abs=1e-9)
+    assert any(r["grad_norm"] > 0 for r, _ in rows)
+    for (name, p), q in zip(ours.model.named_parameters(), trls.model.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_a_wrong_loss_changes_training(tmp_path):
+    """The parity above could not pass by accident: a loss without the clip trains differently."""
+    def unclipped(logp, old_logp, advantages, mask, **kw):
+        return grpo_loss(logp, old_logp, advantages, mask, **{**kw, "epsilon_low": 10.0, "epsilon_high": 10.0})
+
+    ours = _train(tmp_path / "ours", "grpo", unclipped, steps=2)
+    trls = _train(tmp_path / "trl", "grpo", None, steps=2)
+    assert any(not torch.allclose(p, q, rtol=1e-4, atol=1e-6)
+               for p, q in zip(ours.model.parameters(), trls.model.parameters()))
+
+
+def test_loss_fn_is_refused_where_it_cannot_stand_for_trls_loss(tmp_path):
+    tok = char_tokenizer()
+    ds = Dataset.from_dict({"prompt": ["1+1="] * 4})
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4,
+                      max_completion_length=4, max_steps=1, report_to="none", use_cpu=USE_CPU, loss_type="cispo")
+    with pytest.raises(ValueError, match="loss_type='cispo'"):
+        trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=lambda completions, **k: [0.0] * 4,
+                        train_dataset=ds, processing_class=tok, loss_fn=grpo_loss)
+    with pytest.raises(TypeError, match="loss_fn must be a function"):
+        trainer_class()(model=None, loss_fn="grpo")
+
+
+def test_a_loss_fn_that_returns_no_scalar_is_named(tmp_path):
+    with pytest.raises(ValueError, match="loss_fn must return a scalar tensor"):
+        _train(tmp_path, "grpo", lambda logp, *a, **k: logp.sum(-1), steps=1)
