@@ -89,6 +89,19 @@ assert np.all(np.abs(mc - closed) <= 4 * np.maximum(se, 1e-4)), np.abs(mc - clos
 # degenerate 85% of the time and a group of 64 about half the time (printed below); at p = 0
 # no G helps at all.
 
+# %% [exercise-md]
+# ### Exercise 01.2 — predict first
+# Before running the next two cells: a prompt the model solves 1% of the time, in a group of
+# G = 16. What fraction of its groups will be degenerate? Reason it out (no code that computes
+# the formula) and return your number from `my_prediction()`; the check after the printout
+# compares. A wrong guess is not an error.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return 0.99**16  # all-fail dominates; about e^(-0.16) = 0.85
+    ### END SOLUTION
+
 # %%
 ps = np.linspace(0, 1, 101)
 Gs = np.array([2, 4, 8, 16, 32, 64])
@@ -100,6 +113,10 @@ print("degeneracy at p = 0.01:", dict(zip(Gs.tolist(), rate_at_p001.round(3).tol
 assert rate_at_p001[Gs.tolist().index(16)] > 0.85  # G = 16 still starves 85% of the time at p = 0.01
 assert 0.45 < rate_at_p001[Gs.tolist().index(64)] < 0.6  # G = 64: still about half
 assert gl.degeneracy_rate(0.5, 8) < 0.01  # but a p = 0.5 prompt almost never starves at G = 8
+
+# %% [check]
+checks.check_prediction(my_prediction(), float(rate_at_p001[Gs.tolist().index(16)]),
+                        "degenerate fraction at p = 0.01, G = 16", tol=0.05)
 
 # %% [markdown]
 # ## 4. Explore
@@ -115,3 +132,19 @@ widgets.bandit_explorer(p=0.1, G=4, method="grpo")
 # $p^G + (1-p)^G$ (Monte Carlo agrees within 4 s.e. at 10 values of p, 20,000 groups each);
 # it is above 0.85 at p = 0.01 even with G = 16. Notebook 02 asks what happens over *many*
 # prompts with different p.
+
+# %% [exercise-md]
+# ### Open question 01.3 — the ε in the denominator
+# What advantage does an all-right group get, exactly, and what would it get without the
+# $\epsilon = 10^{-4}$? Now take rewards that are not 0/1: a group scored 0.5000, 0.5001,
+# 0.5000, 0.5001 by a noisy judge. What advantages does GRPO give it, and what does that say
+# about std normalisation? (You may compute it with `gl.grpo`.)
+
+# %% [answer]
+# An all-right (or all-wrong) group has $r_i - \bar r = 0$ exactly and std 0, so
+# $A_i = 0 / (0 + \epsilon) = 0$; without $\epsilon$ it is $0/0$, NaN, and one NaN advantage makes
+# the whole loss NaN. For the noisy group the sample std is about $5.8 \times 10^{-5}$, comparable
+# to $\epsilon$, and the advantages come out near ±0.32: a difference of $10^{-4}$ in the judge's
+# score becomes a push over a third as large as a real success gets in a half-right 0/1 group (±0.87). Dividing by the group's std makes the
+# advantage scale-free, which is also its danger: it amplifies whatever differences there are,
+# noise included (notebook 03, section 3, shows the 0/1 version of this).

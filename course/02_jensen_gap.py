@@ -62,8 +62,59 @@ assert gaps["Beta(0.5, 0.5)"].gap > gaps["uniform"].gap  # mass at the extremes 
 # The paper reports, for a small model on GSM8K: at **G = 2, 0.90 of groups degenerate against
 # 0.56 predicted** by the i.i.d. formula, with **57.5% of prompts at p = 0**; and **0.69 at G = 4**.
 #
-# Can one population explain these? Take a mass $w = 0.575$ at p = 0 and a Beta(a, b) for the
-# rest, and fit (a, b) by moments to the G = 2 figures:
+# Can one population of prompts explain both figures?
+
+# %% [exercise-md]
+# ### Exercise 02.2 — predict first
+# Take any population of prompts that is degenerate 90% of the time at G = 2. Before reading
+# on: what degenerate fraction do you expect from the same prompts at G = 4? Return your number
+# from `my_prediction()`; the check after the fit below compares.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return 0.805  # the bound derived below: at least 1 - 4(0.05) + 2(0.05)^2
+    ### END SOLUTION
+
+# %% [markdown]
+# **A two-line bound.** Write $u = p(1-p) \in [0, \tfrac14]$ for a prompt. Then
+# $p^2 + (1-p)^2 = 1 - 2u$ and $p^4 + (1-p)^4 = (1-2u)^2 - 2u^2 = 1 - 4u + 2u^2$.
+# The G = 2 figure fixes $\mathbb{E}[u] = (1 - 0.90)/2 = 0.05$, and $\mathbb{E}[u^2] \ge \mathbb{E}[u]^2$ (Jensen again), so
+#
+# $$\mathbb{E}[p^4 + (1-p)^4] = 1 - 4\,\mathbb{E}[u] + 2\,\mathbb{E}[u^2] \ \ge\ 1 - 0.2 + 0.005 = 0.805 > 0.69.$$
+#
+# No population whatsoever that is degenerate 90% of the time at G = 2 can be degenerate only
+# 69% of the time at G = 4, as long as a group's completions are independent draws at the
+# prompt's p. The bound is tight: it is reached when every prompt has the same $u$
+# ($p \approx 0.053$ everywhere). Checked numerically below on that population and on a thousand
+# random ones rescaled to 0.90 at G = 2.
+
+# %%
+def rate(p, G):
+    return float(np.mean(p**G + (1 - p) ** G))
+
+
+bound = 1 - 4 * 0.05 + 2 * 0.05**2
+p_tight = np.full(10, (1 - np.sqrt(1 - 4 * 0.05)) / 2)  # p(1-p) = 0.05 for every prompt
+print(f"bound {bound:.3f}; constant p = {p_tight[0]:.4f}: G=2 {rate(p_tight, 2):.3f}, G=4 {rate(p_tight, 4):.4f}")
+assert abs(rate(p_tight, 2) - 0.90) < 1e-12 and abs(rate(p_tight, 4) - bound) < 1e-12  # the bound is attained
+rng_b = np.random.default_rng(5)
+lowest = 1.0
+for _ in range(1000):  # random mixtures of point masses, scaled so that E[p(1-p)] = 0.05 exactly
+    u = rng_b.dirichlet(np.full(5, 0.3)) * rng_b.uniform(0, 0.25, 5)
+    u = np.minimum(u * 0.05 / u.mean(), 0.25)
+    if abs(u.mean() - 0.05) > 1e-9:
+        continue  # scaling pushed a prompt past p = 1/2; skip this draw
+    p_rand = (1 - np.sqrt(1 - 4 * u)) / 2
+    lowest = min(lowest, rate(p_rand, 4))
+print(f"lowest G=4 rate over the random populations at 0.90 (G=2): {lowest:.4f}")
+assert lowest >= bound - 1e-12
+
+# %% [markdown]
+# So the two reported figures cannot come from one population sampled this way. What does a
+# population that matches the G = 2 figures look like, and how far above 0.805 does it land?
+# Take a mass $w = 0.575$ at p = 0 and a Beta(a, b) for the rest, and fit (a, b) by moments to
+# the G = 2 figures:
 # - i.i.d. 0.56 fixes the overall mean: $\bar p^2 + (1-\bar p)^2 = 0.56 \Rightarrow \bar p = 0.5 - \sqrt{0.03}$;
 # - real 0.90 fixes $\mathbb{E}[p(1-p)]$ on the solved part, since $p^2 + (1-p)^2 = 1 - 2p(1-p)$.
 
@@ -87,12 +138,18 @@ for G_, j in fit.items():
 # the fit reproduces the G = 2 figures it was fitted to (Monte Carlo over 200,000 prompts)
 assert abs(fit[2].real - 0.90) < 0.005 and abs(fit[2].iid - 0.56) < 0.005
 pred4 = fit[4].real
-print(f"predicted at G = 4: {pred4:.3f}; reported: 0.69")
+print(f"predicted at G = 4: {pred4:.3f}; reported: 0.69; lower bound for any population: {bound:.3f}")
+assert pred4 >= bound
+
+# %% [check]
+checks.check_prediction(my_prediction(), pred4, "degenerate fraction at G = 4 (population fitted at G = 2)",
+                        tol=0.05)
 
 # %% [markdown]
 # **Finding.** The population that reproduces the G = 2 figures predicts a degenerate fraction
-# of about 0.82 at G = 4 — well above the 0.69 reported. So the paper's two figures cannot
-# come from one fixed population of prompts. A reading consistent with both (our hypothesis,
+# of about 0.82 at G = 4 — above the bound of 0.805 that holds for *every* population, and
+# well above the 0.69 reported. So the paper's two figures cannot come from one fixed
+# population of prompts. A reading consistent with both (our hypothesis,
 # not something the paper states): the figures were taken at different points of training,
 # or on different runs, with fewer never-solved prompts in the G = 4 run. Keeping the Beta part
 # fixed, the never-solved share that gives 0.69 at G = 4 is computed below.
@@ -134,4 +191,25 @@ assert cost[-1] > cost[1]  # and informative groups get more expensive in sample
 # prediction at G = 4, by the most for the bimodal one, and the excess is in all-fail groups.
 # A population fitted to the paper's G = 2 figures (57.5% never solved + Beta(1.51, 0.45))
 # predicts ≈ 0.82 at G = 4, not the reported 0.69; about 28% never-solved prompts would give
-# 0.69. No group size moves the rate below the never-solved share.
+# 0.69. More generally, any population degenerate 90% of the time at G = 2 is degenerate at
+# least 80.5% of the time at G = 4 (the two-line bound, attained by a constant p ≈ 0.053), so
+# the paper's 0.90 and 0.69 must come from different populations, runs or points in training.
+# No group size moves the rate below the never-solved share.
+
+# %% [exercise-md]
+# ### Open question 02.3 — what would reconcile the paper's figures?
+# The bound assumes that a group's G completions are independent draws at the prompt's p.
+# Name two ways real GRPO training could break that assumption or the comparison, and say for
+# each whether it would make the G = 4 fraction lower or higher than the bound.
+
+# %% [answer]
+# First, the two figures may not describe the same prompts: if they come from different runs,
+# or from different points of one run (the model improves, and never-solved prompts become
+# sometimes-solved), the G = 4 population has fewer prompts at p = 0 and can sit below 0.805.
+# Second, the completions of a group are not independent in every setup: sampling with a low
+# temperature, or generation that shares a prefix, makes them agree more, which raises
+# degeneracy at both G; a fraction *below* the bound needs the opposite, completions more
+# diverse than independent draws (for example, deduplicated or diversity-promoting sampling).
+# A third, simpler reading is a reporting difference (per batch against per prompt, or a
+# moving average). The paper's text does not settle which; the bound only says that one
+# population with independent samples is impossible.

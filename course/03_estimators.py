@@ -92,6 +92,18 @@ assert kept["avspo"].frac_nonzero > kept["grpo"].frac_nonzero  # ACR > 0.5 switc
 # bound in G, while Dr.GRPO's is $(G-1)/G < 1$. A single lucky sample of a prompt the model
 # "cannot" solve gets the biggest push of the whole batch.
 
+# %% [exercise-md]
+# ### Exercise 03.3 — predict first
+# One success among 15 failures (G = 16). Before the next cell prints it: what GRPO advantage
+# does the success get? Work it out by hand from the sample std (no code that calls an
+# estimator) and return it from `my_prediction()`.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return 15 / 16 / (1 / 16**0.5)  # (1 - 1/G) / std, with std = 1/sqrt(G) for one success: 3.75
+    ### END SOLUTION
+
 # %%
 for g in (4, 8, 16, 64):
     r = torch.tensor([1.0] + [0.0] * (g - 1))
@@ -99,6 +111,10 @@ for g in (4, 8, 16, 64):
           f"(G-1)/sqrt(G) = {(g - 1) / np.sqrt(g):.2f}")
     assert abs(gl.grpo(r, g)[0].item() - (g - 1) / np.sqrt(g)) < 1e-2
     assert gl.drgrpo(r, g)[0].item() < 1
+
+# %% [check]
+checks.check_prediction(my_prediction(), gl.grpo(torch.tensor([1.0] + [0.0] * 15), 16)[0].item(),
+                        "GRPO advantage of one success in G = 16", tol=0.1)
 
 # %% [markdown]
 # ## 4. Sign performs pass@G failure descent
@@ -197,3 +213,19 @@ assert torch.allclose(readings["released code"][3], readings["GRPO"][3])  # mixe
 # (200,000 groups); it shows
 # Sign's push on a failing prompt shrinks with its success probability. The two AVSPO readings
 # and the released code give three different advantages to the same all-wrong group.
+
+# %% [exercise-md]
+# ### Open question 03.4 — rewards that are not 0/1
+# Suppose the reward becomes 10 for a right answer and 0 for a wrong one, or 1 for right and
+# 0.5 for wrong (a partial-credit grader). For each estimator in the table at the top, does the
+# advantage change, and would you have to change the learning rate? What does Sign do?
+
+# %% [answer]
+# GRPO divides by the group std, so it is unchanged (up to $\epsilon$) by any shift or positive
+# rescaling of the rewards: same advantages, same learning rate. Dr.GRPO and RLOO subtract a
+# baseline, so a shift changes nothing, but a rescaling multiplies every advantage by the same
+# factor: ×10 for the 0/10 reward and ×0.5 for the 0.5/1 one, which is a ×10 or ×0.5 learning
+# rate in disguise. DAPO follows GRPO; AVSPO's virtual rewards are placed relative to a
+# reward maximum (`reward_max`), which has to be rescaled with the reward. Sign, $2r - 1$, is only defined for 0/1
+# rewards; `grpo_lab` refuses anything else with an error rather than guessing a threshold,
+# because "right" has to be decided by the grader, not by the estimator.

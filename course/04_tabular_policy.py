@@ -225,6 +225,19 @@ assert rescued_lr3["sign"][0] < 0.01  # Sign rescues none
 #
 # Move the never-solved prompts from p = 0.001 to p = 0.01 and 0.05 (lr = 1).
 
+# %% [exercise-md]
+# ### Exercise 04.2 — predict first
+# At lr = 1 no estimator lifted a p = 0.001 prompt above 0.5. Start those prompts at p = 0.05
+# instead, same budget. Before running the next cell: what fraction of them will GRPO lift above
+# 0.5? Return your number from `my_prediction()`.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    # at G = 4, p = 0.05 gives a mixed group about 19% of the time, and every success is amplified
+    return 0.9
+    ### END SOLUTION
+
 # %%
 floors = [0.001, 0.01, 0.05]
 by_floor = {}
@@ -241,6 +254,10 @@ assert all(v[0] > 0.9 for v in by_floor[0.05].values())  # from p = 0.05, every 
 mid = {m: v[0] for m, v in by_floor[0.01].items()}
 print(f"at p_floor = 0.01 the estimators differ: {min(mid, key=mid.get)} {min(mid.values()):.2f} "
       f"... {max(mid, key=mid.get)} {max(mid.values()):.2f}")
+
+# %% [check]
+checks.check_prediction(my_prediction(), by_floor[0.05]["grpo"][0], "GRPO: share of p = 0.05 prompts lifted above 0.5",
+                        tol=0.15)
 
 # %% [markdown]
 # **What we measured** (numbers printed above, 95% t-intervals over 3 seeds): at lr = 1 every
@@ -263,3 +280,20 @@ print(f"at p_floor = 0.01 the estimators differ: {min(mid, key=mid.get)} {min(mi
 # none is rescued from p = 0.001 at lr = 1, all are from p = 0.05, and only in between does the
 # estimator make a difference. This is a tabular toy: it shows mechanisms, not which estimator
 # wins on GSM8K (notebooks 05–06).
+
+# %% [exercise-md]
+# ### Open question 04.3 — a fair comparison
+# Section 3 compared estimators at the same learning rate, section 4 at the same update norm,
+# and the two gave different pictures. Why is "same learning rate" not the same step for every
+# estimator, and how would you design a comparison whose ranking you would trust?
+
+# %% [answer]
+# The step is the learning rate times the gradient, and the gradient's size depends on the
+# estimator: Sign's advantages are ±1 on every completion, GRPO's are divided by the group std
+# (up to $(G-1)/\sqrt G$ for a lone success), Dr.GRPO's are below 1 and zero on degenerate
+# groups. The same lr is therefore a different effective step for each, and section 3 partly
+# ranks step sizes. Matching the norm fixes the size but imposes one schedule on all. A
+# comparison worth trusting sweeps the learning rate for *each* estimator over the same grid,
+# with the same budget, prompts and seeds, reports the whole sweep with intervals, and compares
+# each estimator at its own best lr (chosen on held-out prompts, not on the reported ones). A
+# ranking then means "best achievable in this budget", and the sweep shows how fragile it is.

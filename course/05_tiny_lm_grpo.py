@@ -159,9 +159,9 @@ checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation
 # Write `my_group_advantages(rewards, G)`: rewards come flat, B·G values in TRL's layout (the G
 # completions of a prompt contiguous); return `(r - group mean) / (group std + 1e-4)` for each,
 # with the *sample* std (G − 1 in the denominator). No library estimator allowed.
-# The lesson then trains the tiny LM with **your** function — and with **your** reward function
-# of exercise 05.1 — for the same 5 steps as the GRPO probe above: if both are right, the two
-# training logs agree step by step.
+# After exercise 05.5 the lesson trains the tiny LM with **your** function — and your reward
+# (05.1) and loss (05.5) — for the same 5 steps as the GRPO probe above: if all are right, the
+# two training logs agree step by step.
 
 # %% [exercise]
 def my_group_advantages(rewards, G):
@@ -173,24 +173,101 @@ def my_group_advantages(rewards, G):
 # %% [check]
 checks.check_group_advantages(my_group_advantages)
 
+# %% [exercise-md]
+# ### Exercise 05.5 — build it: the clipped, masked GRPO loss
+# TRL turns advantages into a loss over the completion tokens. For token t of completion i, with
+# $\rho_{it} = \exp(\log\pi_\theta - \log\pi_{\text{old}})$ the probability ratio to the policy that
+# sampled it:
+#
+# $$\ell_{it} = -\min\big(\rho_{it} A_i,\ \text{clip}(\rho_{it}, 1-\epsilon_{low}, 1+\epsilon_{high})\, A_i\big)
+# + \beta\,\big(e^{\,r_{it}} - r_{it} - 1\big),\quad r_{it} = \log\pi_{\text{ref}} - \log\pi_\theta$$
+#
+# (PPO's clip, arXiv 1707.06347, with DAPO's separate upper bound; the KL estimator of GRPO,
+# arXiv 2402.03300). Padding tokens (`mask` = 0) contribute nothing. Then average, by `loss_type`:
+# - `"grpo"`: mean over each completion's own tokens, then mean over completions;
+# - `"dapo"`: sum over all tokens / `num_tokens` (the token count of the whole generation
+#   batch; when it is `None`, the tokens in `mask`) — TRL's default, used by every run here;
+# - `"dr_grpo"`: sum over all tokens / (number of completions × `max_completion_length`).
+#
+# Write `my_grpo_loss` (tensors in, a scalar tensor out; `advantages` has one value per
+# completion). The check compares values **and gradients** with `grpo_lab.loss.grpo_loss` case by
+# case. The lesson then trains with it.
+
+# %% [exercise]
+def my_grpo_loss(logp, old_logp, advantages, mask, *, epsilon_low=0.2, epsilon_high=0.2, beta=0.0,
+                 ref_logp=None, loss_type="grpo", max_completion_length=None, num_tokens=None):
+    ### BEGIN SOLUTION
+    adv = advantages.unsqueeze(1)
+    ratio = torch.exp(logp - old_logp)
+    per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high) * adv)
+    if beta:
+        d = ref_logp - logp
+        per_token = per_token + beta * (torch.exp(d) - d - 1)
+    per_token = per_token * mask
+    if loss_type == "grpo":
+        return (per_token.sum(-1) / mask.sum(-1).clamp(min=1)).mean()
+    if loss_type == "dapo":
+        return per_token.sum() / (mask.sum() if num_tokens is None else num_tokens)
+    if loss_type == "dr_grpo":
+        return per_token.sum() / (logp.shape[0] * max_completion_length)
+    raise ValueError(f"loss_type {loss_type!r} is not one of grpo, dapo, dr_grpo")
+    ### END SOLUTION
+
+# %% [check]
+checks.check_grpo_loss(my_grpo_loss)
+
 # %% [markdown]
-# Your reward and your advantage, in the real trainer. In the lesson (no exercises here) and
-# while an exercise is unsolved, the library's `correctness_reward` and `grpo` stand in and the
-# cell says so.
+# Your reward (05.1), your advantage (05.4) and your loss (05.5), in the real trainer: the same
+# 5 steps as the GRPO probe above, which used the library's three. In the lesson (no exercises
+# here) and for any exercise still unsolved, the library's function stands in and the cell says
+# which. One step per generated batch (`num_iterations=1`) means $\rho = 1$ when the loss is
+# computed, so the clip is idle here and the gradient is $-A_i/N$ per token: this run tests
+# the normalisation and the gradient, the check above tested the clip and the KL term.
 
 # %%
-try:
-    gl.register_estimator("mine", my_group_advantages)  # noqa: F821 - defined by exercise 05.4
-    my_reward(["1+1="], ["2"], ["2"])  # noqa: F821 - exercise 05.1; raises NotImplementedError while unsolved
-    mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine", "steps": 5}), WORK, evaluate_after=False,
-                 reward_fn=my_reward)  # noqa: F821
-    used = "your my_reward and your my_group_advantages"
-except (NameError, NotImplementedError):
-    mine, used = probe["grpo"], "the library's reward and grpo (exercises 05.1 / 05.4 not solved here)"
-print("trained 5 steps with", used)
-for a, b in zip(mine["history"], probe["grpo"]["history"]):
+from grpo_lab.loss import grpo_loss  # noqa: E402
+from grpo_lab.tasks import correctness_reward  # noqa: E402
+
+
+def solved(name, probe_call):
+    """The student's function when it exists and runs, else None."""
+    fn = globals().get(name)
+    try:
+        probe_call(fn)
+        return fn
+    except (TypeError, NotImplementedError):
+        return None
+
+
+reward_fn = solved("my_reward", lambda f: f(["1+1="], ["2"], ["2"]))
+advantage_fn = solved("my_group_advantages", lambda f: f(torch.zeros(4), 2))
+loss_fn = solved("my_grpo_loss", lambda f: f(torch.zeros(1, 1), torch.zeros(1, 1), torch.ones(1), torch.ones(1, 1)))
+if advantage_fn is not None:
+    gl.register_estimator("mine", advantage_fn)
+mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine" if advantage_fn else "grpo", "steps": 5}), WORK,
+             evaluate_after=False, reward_fn=reward_fn or correctness_reward, loss_fn=loss_fn or grpo_loss)
+for what, fn in (("reward", reward_fn), ("advantage", advantage_fn), ("loss", loss_fn)):
+    print(f"{what:9s}: {'yours' if fn else 'the library' + chr(39) + 's (exercise not solved here)'}")
+for a, b in zip(mine["history"], probe["grpo"]["history"], strict=True):
     assert a["reward"] == b["reward"] and abs(a["grad_norm"] - b["grad_norm"]) <= 1e-3 * (1 + b["grad_norm"]), (a, b)
-print("step-by-step reward and grad norm agree with the library's GRPO run")
+print("step by step, reward and gradient norm agree with the library's GRPO run")
+
+# %% [exercise-md]
+# ### Open question 05.6 — length
+# Under `loss_type="grpo"` every completion's token losses are divided by its own length. In a
+# mixed group, think of a wrong answer (A < 0) that is long and one that is short. Which one is
+# pushed down harder per token, and what does that do to the length of wrong answers over
+# training? What do `"dapo"` and `"dr_grpo"` change? Write your answer in the cell below.
+
+# %% [answer]
+# The per-token weight is $A_i/|o_i|$: a long wrong answer's tokens are each pushed down
+# less than a short wrong answer's, and a short right answer's tokens are pushed up more than
+# a long right answer's. So the `"grpo"` average favours short correct answers and *long*
+# incorrect ones: wrong answers can grow longer without being penalised for it (the length bias
+# Dr. GRPO names, arXiv 2503.20783). `"dapo"` and `"dr_grpo"` give every token the same weight
+# (one over a count that does not depend on the completion), so a token's push depends only on
+# its completion's advantage. Nothing in this notebook measures the effect: the tiny model's
+# completions are at most 6 tokens long.
 
 # %% [exercise-md]
 # ### Exercise 05.2 — a callback metric

@@ -173,6 +173,23 @@ viz.starvation_curves({CFG.estimator: [hist]}, window=max(1, min(10, len(hist) /
 # tiny LM on synthetic problems and says nothing about GSM8K. On a GPU, compare estimators
 # only across runs of the same comparison, with several seeds (next cell).
 
+# %% [exercise-md]
+# ### Open question 06.2 — what to cut on a free Colab GPU
+# A T4 session may end before the run does. Which settings in the settings cell would you
+# reduce first to fit, and what does each reduction cost the measurement: `eval_problems` /
+# `eval_samples`, `steps`, `group_size`, `max_completion_length`?
+
+# %% [answer]
+# Cut the evaluation first: fewer test problems or samples only widen the intervals on
+# greedy accuracy and pass@k; they do not change what was trained (and the evaluation of
+# 1,319 × 9 completions is a large part of the time). Fewer `steps` is honest if every
+# estimator gets the same budget, but effects that need many steps will not show, so report
+# it as a shorter budget, not as "no effect". Do not cut `group_size`: it changes the
+# degenerate fraction, which is the very thing under study (notebooks 01–02). A shorter
+# `max_completion_length` truncates GSM8K solutions before their answer, turning right
+# reasoning into reward 0: more all-fail groups, so starvation goes up for a reason that has
+# nothing to do with the model. Keep it above the typical solution length.
+
 # %% [markdown]
 # ## 4. GPU-only: the full comparison
 #

@@ -146,6 +146,23 @@ assert all(v != "a" for v in sign_vs_grpo.values())  # Sign never above GRPO at 
 #   a bias as large as the effects being compared, which is why every number here uses the
 #   unbiased estimator.
 
+# %% [exercise-md]
+# ### Open question 07.2 — sharpening or forgetting?
+# At lr 1e-4 some runs raised pass@1 and lowered pass@16. Is the model then worse? Describe a
+# measurement, on the data this notebook already has (per-problem counts of correct samples
+# before and after), that tells "the model concentrates on answers it already found" from
+# "the model lost problems it used to solve".
+
+# %% [answer]
+# Lower pass@16 with higher pass@1 means the distribution narrowed: on average the model is
+# right more often per sample, but on fewer problems at least once. Per problem, compare the
+# count c of correct samples out of n before and after. Sharpening shows as problems with
+# 0 < c < n moving toward c = n while few problems move from c > 0 to c = 0; forgetting shows
+# as problems solved at the start (c > 0, especially with large c) ending at c = 0. Count the
+# problems in each transition, per seed, and put an interval on the counts across seeds; a
+# paired per-problem comparison is far more sensitive than the averaged curves. Problems that
+# went from c = 0 to c > 0 are the only evidence of new capacity.
+
 # %% [markdown]
 # ## 4. GSM8K results from notebook 06, if any
 #

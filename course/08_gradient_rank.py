@@ -136,6 +136,19 @@ for G, (rewards, rows) in start.items():
 # %% [markdown]
 # ## 3. Effective rank across G and estimators, at the start
 
+# %% [exercise-md]
+# ### Exercise 08.2 — predict first
+# arXiv 2606.29238 reports an effective rank of about 2 for GRPO's gradient, whatever G.
+# Before the tables below: what effective rank do you expect for GRPO's **batch update** of the
+# first block (`down_proj`) at G = 16 on this model at the start? Return it from
+# `my_prediction()`; the check in section 5 compares.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return 2.0  # the paper's figure; section 5 measures whether it holds here
+    ### END SOLUTION
+
 # %%
 def show(results, title):
     print(title)
@@ -199,6 +212,10 @@ display(viz.erank_vs_group_size(GS, panels, title=f"Effective rank of the batch 
                                                     f"tiny LM at the start and after {TRAIN_STEPS} GRPO steps)"))
 assert verdict == "against the claim"  # what the conclusion below says; it fails if the numbers change
 
+# %% [check]
+checks.check_prediction(my_prediction(), update_erank["start"][BLOCKS[0]][-1],
+                        f"GRPO batch-update effective rank, {BLOCKS[0]}, G = {GS[-1]}, start", tol=1.0)
+
 # %% [markdown]
 # How to read it:
 #
@@ -230,3 +247,21 @@ assert verdict == "against the claim"  # what the conclusion below says; it fail
 # - What this does not show: a 0.34M-parameter model on arithmetic is not a 9B model on GSM8K,
 #   and the effective rank depends on the blocks and the number of prompts measured. The claim
 #   stays a hypothesis to test at scale; here it did not hold.
+
+# %% [exercise-md]
+# ### Open question 08.3 — why would the batch rank grow with G here?
+# Each GRPO group's update is a multiple of one difference of two mean gradients (section 5's
+# reading guide). Give a reason why the batch update's effective rank can still grow with G,
+# and say what you would measure on a large model to test the paper's claim properly.
+
+# %% [answer]
+# The batch update sums one such direction per *mixed* group. A larger G makes more groups
+# mixed (fewer degenerate ones, notebook 01), and each mixed group adds its own direction, so
+# more independent directions enter the sum; with larger G each group's two mean gradients are
+# also less noisy and less alike across groups. The rank of a sum of many rank-one-like terms
+# is bounded by their number and by how different the prompts' gradients are, not by the
+# zero-sum property. To test the claim on a large model: compute the same batch-update
+# effective rank on the same blocks, for several G at a fixed number of *prompts* (and at a
+# fixed number of mixed groups, to separate the two effects), at several points of training,
+# with a confidence interval over batches, and report the per-group and per-batch numbers side
+# by side, as this notebook does.

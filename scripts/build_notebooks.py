@@ -11,7 +11,11 @@ Source format (``course/NN_name.py``): cells start with a marker line.
 - ``# %% [exercise]``  code shown in exercises/ and solutions/ only. The lines between
   ``### BEGIN SOLUTION`` and ``### END SOLUTION`` are the solution; in exercises/ they
   become ``raise NotImplementedError(...)`` at the same indentation;
-- ``# %% [check]``     code (a grpo_lab.checks call) in exercises/ and solutions/ only.
+- ``# %% [check]``     code (a grpo_lab.checks call) in exercises/ and solutions/ only;
+- ``# %% [answer]``    markdown: the model answer to an open question (asked in an ``exercise-md``
+  cell) in solutions/; exercises/ get an empty "Your answer" cell in its place.
+
+Every source has at least one exercise and one open question with its model answer.
 
 notebooks/ holds the lesson alone; exercises/ the lesson with stubs; solutions/ the lesson
 with the stubs filled in. Every notebook starts with a Colab badge and a Colab-only install
@@ -33,7 +37,7 @@ from grpo_lab import project  # noqa: E402
 
 COURSE = ROOT / "course"
 TARGETS = ("notebooks", "exercises", "solutions")
-MARKER = re.compile(r"^# %%(?: \[(markdown|exercise-md|exercise|check)\])?\s*$")
+MARKER = re.compile(r"^# %%(?: \[(markdown|exercise-md|exercise|check|answer)\])?\s*$")
 # Notebooks that want a GPU on Colab: the badge opens them with a GPU runtime requested (notebook
 # metadata), and their install cell adds the pinned `gpu` extra (grpo_lab/requirements-gpu.txt).
 GPU_NOTEBOOKS = {"06_gsm8k_unsloth"}
@@ -128,6 +132,8 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
     title = title_of(cells)
     if not any(kind == "exercise" for kind, _ in cells):
         raise ValueError(f"{src.name} has no exercise")
+    if not any(kind == "answer" for kind, _ in cells):
+        raise ValueError(f"{src.name} has no open question with a model answer ([answer] cell)")
     out = {}
     for target in TARGETS:
         nb = nbformat.v4.new_notebook()
@@ -139,9 +145,13 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
         nb.cells = header(target, src.stem, title)
         n_ex = 0
         for kind, text in cells:
-            if kind in ("exercise-md", "exercise", "check") and target == "notebooks":
+            if kind in ("exercise-md", "exercise", "check", "answer") and target == "notebooks":
                 continue
-            if kind in ("markdown", "exercise-md"):
+            if kind == "answer":
+                nb.cells.append(nbformat.v4.new_markdown_cell(
+                    "**Your answer:** *(double-click to write it; the model answer is in solutions/)*"
+                    if target == "exercises" else "**Model answer.** " + markdown(text)))
+            elif kind in ("markdown", "exercise-md"):
                 nb.cells.append(nbformat.v4.new_markdown_cell(markdown(text)))
             elif kind == "exercise":
                 n_ex += 1
