@@ -1,7 +1,16 @@
 """Build notebooks/, exercises/ and solutions/ from the single sources in course/.
 
-    python scripts/build_notebooks.py          # write the notebooks and the README table
-    python scripts/build_notebooks.py --check  # exit 1 and list what differs (tests/test_course.py)
+    python scripts/build_notebooks.py            # write the notebooks and the README table
+    python scripts/build_notebooks.py --check    # exit 1 and list what differs (tests/test_course.py)
+    python scripts/build_notebooks.py --execute  # also execute the lessons in notebooks/ (smoke mode, CPU)
+
+The lessons in notebooks/ are committed *with* their outputs, so that a reader on GitHub sees
+the figures and numbers: ``--execute`` runs each lesson top to bottom and records, in the
+notebook's metadata (``grpo_lab``), when, how long, and a hash of what produced the outputs
+(the lesson's source and every file of the grpo_lab package). A plain rebuild keeps the
+outputs of a lesson whose cells did not change; ``--check`` ignores outputs, and
+tests/test_course.py fails when a lesson's recorded hash is not the current one (re-execute).
+exercises/ and solutions/ are committed without outputs.
 
 Source format (``course/NN_name.py``): cells start with a marker line.
 
@@ -25,8 +34,12 @@ cell, both derived from grpo_lab/project.py (left out while its repository addre
 from __future__ import annotations
 
 import argparse
+import copy
+import datetime
+import hashlib
 import re
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -166,6 +179,58 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
     return out
 
 
+def inputs_hash(src: Path) -> str:
+    """What a lesson's outputs depend on: its source and every file of the grpo_lab package (not caches)."""
+    h = hashlib.sha256()
+    files = [src] + sorted(p for p in (ROOT / "grpo_lab").rglob("*")
+                           if p.is_file() and "__pycache__" not in p.parts)
+    for p in files:
+        h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def strip_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook as the builder writes it before execution: no outputs, counts or execution record."""
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("grpo_lab", None)
+    nb.metadata.pop("widgets", None)
+    nb.metadata["language_info"] = {"name": "python"}  # the kernel fills in its version
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)
+    return nb
+
+
+def carry_outputs(built: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    """``built`` with the outputs of the committed ``path`` when the cells are the same (else unexecuted)."""
+    if not path.exists():
+        return built
+    old = nbformat.read(path, as_version=4)
+    if nbformat.writes(strip_outputs(old)) != nbformat.writes(built):
+        return built
+    return old
+
+
+def execute(path: Path, src: Path) -> float:
+    """Run a lesson top to bottom in its smoke mode and store the outputs and the execution record."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    nb = strip_outputs(nb)
+    t0 = time.perf_counter()
+    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+                   ).execute()
+    seconds = time.perf_counter() - t0
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.metadata.pop("execution", None)
+    nb.metadata["grpo_lab"] = {"executed": datetime.date.today().isoformat(), "seconds": round(seconds),
+                               "mode": "smoke, CPU", "inputs": inputs_hash(src)}
+    path.write_text(nbformat.writes(nb) + "\n")
+    return seconds
+
+
 def readme_table(sources) -> str:
     rows = ["| # | lesson | exercises | solutions |", "|---|---|---|---|"]
     for src in sources:
@@ -184,12 +249,22 @@ def readme_table(sources) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    ap.add_argument("--execute", nargs="*", metavar="NN", default=None,
+                    help="execute the lessons in notebooks/ (all, or those whose number is given) and keep outputs")
     args = ap.parse_args(argv)
     sources = sorted(COURSE.glob("[0-9][0-9]_*.py"))
     expected: dict[Path, str] = {}
     for src in sources:
         for target, nb in build(src).items():
-            expected[ROOT / target / f"{src.stem}.ipynb"] = nbformat.writes(nb) + "\n"
+            path = ROOT / target / f"{src.stem}.ipynb"
+            if target == "notebooks":
+                if args.check:  # outputs are not part of the comparison
+                    current = nbformat.read(path, as_version=4) if path.exists() else None
+                    if current is not None and nbformat.writes(strip_outputs(current)) == nbformat.writes(nb):
+                        nb = current
+                else:
+                    nb = carry_outputs(nb, path)
+            expected[path] = nbformat.writes(nb) + "\n"
     readme = (ROOT / "README.md").read_text()
     if README_BEGIN not in readme or README_END not in readme:
         raise SystemExit("README.md lacks the notebook-table markers")
@@ -212,6 +287,12 @@ def main(argv=None) -> int:
         if p not in expected:
             p.unlink()
     print(f"built {len(sources)} sources into {', '.join(TARGETS)}; README table updated")
+    if args.execute is not None:
+        for src in sources:
+            if args.execute and src.stem[:2] not in args.execute:
+                continue
+            seconds = execute(ROOT / "notebooks" / f"{src.stem}.ipynb", src)
+            print(f"executed notebooks/{src.stem}.ipynb in {seconds:.0f} s")
     return 0
 
 

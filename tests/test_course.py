@@ -114,3 +114,37 @@ def test_the_loss_check_catches_each_ingredient():
         checks.check_grpo_loss(padding_counts)
     with pytest.raises(AssertionError, match="KL term, beta 0.1"):
         checks.check_grpo_loss(no_kl)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_lessons_carry_the_outputs_of_the_current_code(path):
+    """A reader on GitHub sees executed lessons: every code cell ran, none failed, there are figures, and the
+    outputs were produced by this lesson source and this grpo_lab (else: python scripts/build_notebooks.py
+    --execute NN)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_notebooks import inputs_hash
+
+    nb = nbformat.read(path, as_version=4)
+    record = nb.metadata.get("grpo_lab")
+    fix = f"run `python scripts/build_notebooks.py --execute {path.name[:2]}` and commit"
+    assert record, f"{path.name} has no execution record: {fix}"
+    assert record["inputs"] == inputs_hash(ROOT / "course" / f"{path.stem}.py"), \
+        f"{path.name} was executed with another lesson source or grpo_lab ({record['executed']}): {fix}"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), f"{path.name}: a code cell was not executed: {fix}"
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"], f"{path.name}: an error output"
+    assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), f"{path.name}: no figure"
+
+
+def test_a_rebuild_keeps_outputs_only_while_the_cells_are_unchanged(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_notebooks import build, carry_outputs
+
+    src = ROOT / "course" / "03_estimators.py"
+    committed = ROOT / "notebooks" / "03_estimators.ipynb"
+    kept = carry_outputs(build(src)["notebooks"], committed)
+    assert any(c.get("outputs") for c in kept.cells if c.cell_type == "code")
+    edited = tmp_path / "03_estimators.py"
+    edited.write_text(src.read_text().replace("# %%\nimport numpy as np", "# %%\nimport numpy as np  # edited", 1))
+    rebuilt = carry_outputs(build(edited)["notebooks"], committed)
+    assert not any(c.get("outputs") for c in rebuilt.cells if c.cell_type == "code")
