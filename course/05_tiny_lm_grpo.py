@@ -230,13 +230,17 @@ from grpo_lab.tasks import correctness_reward  # noqa: E402
 
 
 def solved(name, probe_call):
-    """The student's function when it exists and runs, else None."""
+    """The student's function, or None while it is not written (lesson) or still a stub (exercises).
+
+    Any other error from it is the student's bug and is raised, not hidden behind the library's function."""
     fn = globals().get(name)
+    if fn is None:
+        return None
     try:
         probe_call(fn)
-        return fn
-    except (TypeError, NotImplementedError):
+    except NotImplementedError:
         return None
+    return fn
 
 
 reward_fn = solved("my_reward", lambda f: f(["1+1="], ["2"], ["2"]))
