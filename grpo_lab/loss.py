@@ -21,7 +21,10 @@ between the published variants is how the token losses are averaged (``loss_type
 These are the formulas of TRL's ``GRPOTrainer`` for those three loss types (token-level importance
 sampling, one process, no gradient accumulation); ``tests/test_loss.py`` checks that training with
 this function gives the same updates as TRL's own loss (TRL passes ``num_tokens`` for ``"dapo"``:
-the generation batch's token count, rescaled for gradient accumulation and processes). :func:`grpo_lab.trl.trainer_class` takes
+the generation batch's token count, rescaled for gradient accumulation and processes). The hook
+follows TRL 1.16's ``"dapo"`` normaliser, which also multiplies by ``gradient_accumulation_steps /
+steps_per_generation`` in training; some older TRL versions do not, which matters only when those two
+settings differ (by default they are equal). The parity test runs against whichever TRL is installed. :func:`grpo_lab.trl.trainer_class` takes
 ``loss_fn=`` to train with it (or with a student's version).
 """
 
