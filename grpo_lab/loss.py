@@ -30,17 +30,17 @@ settings differ (by default they are equal). The parity test runs against whiche
 
 from __future__ import annotations
 
-import math
-
 import torch
+
+from ._checks import as_number
 
 LOSS_TYPES = ("grpo", "dapo", "bnpo", "dr_grpo")
 
 
-def _finite_positive(name, value, allow_zero=False):
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimate of KL(pi || pi_ref): ``exp(r) - r - 1`` with ``r = ref_logp - logp`` (>= 0)."""
+    delta = ref_logp - logp
+    return torch.exp(delta) - delta - 1
 
 
 def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
@@ -59,9 +59,8 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     if loss_type not in LOSS_TYPES:
         raise ValueError(f"unknown loss_type {loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
     epsilon_high = epsilon_low if epsilon_high is None else epsilon_high
-    _finite_positive("epsilon_low", epsilon_low, allow_zero=True)
-    _finite_positive("epsilon_high", epsilon_high, allow_zero=True)
-    _finite_positive("beta", beta, allow_zero=True)
+    for name, value in (("epsilon_low", epsilon_low), ("epsilon_high", epsilon_high), ("beta", beta)):
+        as_number(name, value, low=0.0)
     if logp.dim() != 2:
         raise ValueError(f"logp must be (completions, tokens), got shape {tuple(logp.shape)}")
     for name, t in (("old_logp", old_logp), ("mask", mask)) + ((("ref_logp", ref_logp),) if beta else ()):
@@ -83,8 +82,7 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)
     per_token = -torch.min(ratio * advantages, clipped * advantages)
     if beta:
-        delta = ref_logp - logp
-        per_token = per_token + beta * (torch.exp(delta) - delta - 1)
+        per_token = per_token + beta * kl_k3(logp, ref_logp)
 
     if loss_type == "grpo":
         return ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
-from .loss import LOSS_TYPES
+from .loss import LOSS_TYPES, kl_k3
 from .starvation import batch_metrics
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
@@ -225,8 +225,7 @@ def _loss_from_fn(trainer, model, inputs):
 
     trainer._metrics[mode]["entropy"].append(masked_mean(entropies))
     if ref is not None:
-        delta = ref - logp
-        trainer._metrics[mode]["kl"].append(masked_mean((torch.exp(delta) - delta - 1).detach()))
+        trainer._metrics[mode]["kl"].append(masked_mean(kl_k3(logp, ref).detach()))
     return loss / accumulation
 
 
