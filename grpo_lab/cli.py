@@ -1,4 +1,5 @@
-"""The ``grpo-lab`` command line: ``compare`` (the starvation experiment end to end) and ``inspect`` (an existing run)."""
+"""The ``grpo-lab`` command line: ``compare`` (the starvation experiment end to end), ``profile`` (how starved
+will GRPO be, before training) and ``inspect`` (an existing run)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,25 @@ from pathlib import Path
 
 from .advantages import ESTIMATORS
 from .config import RunConfig, cli_fields, gsm8k_config
-from .tasks import TASKS
 
 DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo")
 # --quick: what the tests run; about half a minute on 2 CPU cores (measured 2026-11-22)
 QUICK = dict(estimators=("grpo", "sign"), seeds=(0, 1), steps=8, prompts_per_step=8, eval_problems=40,
              eval_samples=8, train_problems=500)
+
+
+# grpo-lab profile: (flag, RunConfig field, type, default, help)
+PROFILE_OPTIONS = (
+    ("--policy", "policy", str, "tiny-lm", "tiny-lm, smollm2, or a causal-LM directory / hub id"),
+    ("--task", "task", str, "arithmetic", "a registered task, e.g. gsm_symbolic or gym:<reasoning-gym dataset>"),
+    ("--data", "data", str, None, "a local GSM8K JSONL file, for --task gsm8k"),
+    ("--problems", "eval_problems", int, 200, "held-out problems to sample"),
+    ("--samples", "eval_samples", int, 16, "samples per problem (temperature 1)"),
+    ("--max-new-tokens", "max_completion_length", int, "6 for tiny-lm, else 256", "new tokens per sample"),
+    ("--seed", "eval_seed", int, 5, "seed of the problems and of the samples"),
+    ("--threads", "threads", int, "1 on <= 4 cores", "CPU threads for torch"),
+)
+PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)  # and 64 new tokens for an instruct model
 
 
 class UsageError(ValueError):
@@ -54,15 +68,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated, from {', '.join(ESTIMATORS)} (default: {','.join(DEFAULT_ESTIMATORS)})")
     c.add_argument("--seeds", default=None, help="comma-separated seeds (default: 0,1,2)")
     for f, flag in cli_fields():  # one option per documented RunConfig field marked cli
-        extra = {"choices": tuple(TASKS)} if f.name == "task" else {}
         names = (flag, "-G") if f.name == "group_size" else (flag,)
-        c.add_argument(*names, dest=f.name, type=type(f.default), default=None, metavar=f.name.upper(),
-                       help=f"{f.metadata['help']} (default: {f.default})", **extra)
+        kind = type(f.default) if f.default is not None else (int if str(f.type).startswith("int") else str)
+        c.add_argument(*names, dest=f.name, type=kind, default=None, metavar=f.name.upper(),
+                       help=f"{f.metadata['help']} (default: {f.default})")
     c.add_argument("--quick", action="store_true", help="a smoke profile of about half a minute on 2 CPU cores (2 estimators, 2 seeds, 8 steps)")
     c.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs)")
     c.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="finish an interrupted comparison in DIR with its own settings")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
+    pr = sub.add_parser("profile", help="before training: how starved will GRPO be on this model and task?",
+                        description="Sample n completions on m held-out problems, grade them, and write "
+                                    "runs/profile-<timestamp>/report.md: per-problem success, pass@k with intervals, "
+                                    "the degenerate-group fraction expected at G = 2, 4, 8, 16 (real vs i.i.d.).")
+    for flag, name, kind, default, text in PROFILE_OPTIONS:
+        pr.add_argument(flag, dest=name, type=kind, default=None, metavar=name.upper(),
+                        help=f"{text} (default: {default})")
+    pr.add_argument("--share", type=float, default=0.5,
+                    help="report the smallest G at which at least this share of groups carries a signal (default: 0.5)")
+    pr.add_argument("--batch-size", type=int, default=64, help="sequences per generate call (default: 64)")
+    pr.add_argument("--quick", action="store_true", help="a smoke profile: 8 problems x 8 samples (64 new tokens for an instruct model)")
+    pr.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the profile (default: runs)")
+    pr.add_argument("--resume", type=Path, default=None, metavar="DIR", help="finish an interrupted profile in DIR")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
     i = sub.add_parser("inspect", help="did an existing GRPO run starve? write a starvation report",
                        description="Read a TRL output directory / trainer_state.json, a grpo-lab metrics.jsonl "
                                    "(or comparison directory), or a W&B / TensorBoard CSV export, and write a "
@@ -139,6 +167,59 @@ def _compare(a) -> int:
     return 0
 
 
+def _profile(a) -> int:
+    _quiet()
+    from .compare import command_line
+    from .io import new_run_dir
+    from .profile import run_profile
+
+    given = {name: getattr(a, name) for _, name, *_ in PROFILE_OPTIONS if getattr(a, name) is not None}
+    if a.resume is not None:
+        if given or a.quick:
+            raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop the other options")
+        if not (a.resume / "config.json").is_file():
+            raise FileNotFoundError(f"{a.resume} is not a grpo-lab profile directory (no config.json)")
+        cfg, out = None, a.resume
+    else:
+        settings = {**dict(eval_problems=200, eval_samples=16), **(PROFILE_QUICK if a.quick else {}), **given}
+        if "max_completion_length" not in settings:
+            settings["max_completion_length"] = (6 if settings.get("policy", "tiny-lm") == "tiny-lm" else
+                                                 64 if a.quick else 256)
+        cfg = RunConfig(**settings)
+        if cfg.policy == "tabular":
+            raise UsageError("the tabular policy samples no text; profile a language model (tiny-lm, smollm2, ...)")
+        cfg.validate()
+        if cfg.eval_samples < 2:
+            raise UsageError("--samples must be >= 2: a group needs two samples to carry a signal")
+        out = new_run_dir(a.out, prefix="profile-")
+    if a.batch_size < 1:
+        raise UsageError(f"--batch-size must be >= 1, got {a.batch_size}")
+    if cfg is not None:
+        print(f"grpo-lab profile: {cfg.policy} on {cfg.task}, {cfg.eval_problems} problems x {cfg.eval_samples} "
+              f"samples -> {out}")
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        report = run_profile(out, cfg if cfg is not None else _resumed(out), progress=not a.no_progress,
+                             batch_size=a.batch_size, command=command_line(), share=a.share)
+    except (KeyboardInterrupt, _Terminated) as e:
+        print(f"\n{'terminated' if isinstance(e, _Terminated) else 'interrupted'}: finished chunks are kept in "
+              f"{out}/chunks; no report was written.\nresume with: grpo-lab profile --resume {out}", file=sys.stderr)
+        return 143 if isinstance(e, _Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(f"report: {report}")
+    return 0
+
+
+def _resumed(out: Path) -> RunConfig:
+    from .io import read_json
+
+    try:
+        return RunConfig(**read_json(out / "config.json", "profile config")["settings"])
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{out}/config.json is not a valid grpo-lab profile config ({e})") from None
+
+
 class _Terminated(BaseException):
     """Raised by the SIGTERM handler so that ``finally`` blocks (temporary directories, the lock) run."""
 
@@ -166,6 +247,8 @@ def main(argv=None) -> int:
             return _compare(a)
         if a.command == "inspect":
             return _inspect(a)
+        if a.command == "profile":
+            return _profile(a)
     except (UsageError, ValueError, FileNotFoundError, RuntimeError, OSError) as e:
         parser.exit(2, f"grpo-lab {a.command}: error: {e}\n")
     return 1  # pragma: no cover

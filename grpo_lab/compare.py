@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import RunConfig
-from .io import DirLock, differing_keys, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
+from .io import DirLock, differing_keys, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_of
 from .runner import KS, evaluate_start, train
 from .starvation import start_starvation, summarize_rows
@@ -334,16 +334,6 @@ def write_report(out: Path, conf: dict) -> Path:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]
     return write_text_atomic(out / "report.md", "\n".join(md))
-
-
-def new_run_dir(root: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = Path(root) / stamp
-    i = 1
-    while path.exists():
-        path = Path(root) / f"{stamp}-{i}"
-        i += 1
-    return path
 
 
 def command_line() -> str:

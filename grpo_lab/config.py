@@ -22,7 +22,7 @@ def _f(default, help: str, cli: str | None = None, **kw):
     return field(default=default, metadata={"help": help, "cli": cli, **kw})
 
 
-SPECIAL_POLICIES = ("tiny-lm", "tabular")  # anything else is a causal-LM directory or hub id
+SPECIAL_POLICIES = ("tiny-lm", "tabular")  # the two that are not language models with a chat template
 
 
 @dataclass
@@ -36,9 +36,13 @@ class RunConfig:
     group_size: int = _f(4, "G, completions per prompt", "--group-size")
     prompts_per_step: int = _f(16, "prompts per step; a step has prompts_per_step x G completions",
                                "--prompts-per-step")
-    task: str = _f("arithmetic", "a registered task: arithmetic, word_problems, gsm8k", "--task")
-    policy: str = _f("tiny-lm", "tiny-lm (the shipped warm-started model), tabular (the simulator of notebook 04), "
-                                "or a causal-LM directory / hub id", "--policy")
+    task: str = _f("arithmetic", "a registered task: arithmetic, word_problems, gsm8k, gsm_symbolic, or "
+                                 "gym:<reasoning-gym dataset>[:key=value,...]", "--task")
+    policy: str = _f("tiny-lm", "tiny-lm (the shipped warm-started model), smollm2 (SmolLM2-135M-Instruct, a real "
+                                "instruct model), tabular (the simulator of notebook 04), or a causal-LM directory / "
+                                "hub id", "--policy")
+    data: str | None = _f(None, "a local GSM8K JSONL file for --task gsm8k (a directory with train.jsonl and "
+                                "test.jsonl, a path with {split}, or one file split 4:1)", "--data")
     max_completion_length: int = _f(6, "new tokens per completion (the tiny LM's answers are at most 4 digits + EOS)")
     max_grad_norm: float = _f(1.0, "gradient clipping (TRL's default)")
     train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
@@ -54,10 +58,12 @@ class RunConfig:
                                            "backend is Unsloth; Unsloth's trainer then sets use_vllm itself)")
     save_steps: int = _f(0, "save a resumable checkpoint every this many steps (0: never)")
     smoke: bool = _f(False, "the task's offline stand-in data (GSM8K: the synthetic word problems)")
+    threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
+                                   "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
     def validate(self) -> "RunConfig":
         """Raise ``ValueError`` naming the first bad setting; return ``self``."""
-        from .tasks import TASKS
+        from .tasks import TASKS, get_task
 
         if not is_estimator(self.estimator):
             raise ValueError(f"unknown estimator {self.estimator!r}; choose from {', '.join(estimator_names())}")
@@ -72,13 +78,16 @@ class RunConfig:
         if not (isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0
                 and math.isfinite(self.learning_rate)):
             raise ValueError(f"learning rate must be a positive number, got {self.learning_rate}")
-        if self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; choose {', '.join(TASKS)}")
+        get_task(self.task)  # an unknown task (or gym dataset, or option) is an error naming it
+        if self.data is not None and not getattr(get_task(self.task), "takes_data", False):
+            raise ValueError(f"--data is a local GSM8K file, for --task gsm8k; task {self.task!r} makes its own problems")
+        if self.threads is not None:
+            as_int("threads", self.threads, minimum=1)
         if self.backend not in ("auto", "unsloth", "transformers"):
             raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
-        if self.task == "gsm8k" and self.policy in SPECIAL_POLICIES and not self.smoke:
-            raise ValueError("--task gsm8k needs a real instruct model: pass its hub id or path as --policy "
-                             "(notebook 06 has the CPU smoke version)")
+        if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
+            raise ValueError(f"--task {self.task} needs a real instruct model: --policy smollm2, or a hub id or "
+                             "path (notebook 06 has the CPU smoke version)")
         if self.policy == "tiny-lm" and not TASKS[self.task].tiny_lm_ok and not self.smoke:
             raise ValueError("the tiny LM was warm-started on arithmetic only; use --task arithmetic, "
                              "or pass a causal-LM path as --policy")

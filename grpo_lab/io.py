@@ -38,6 +38,24 @@ def results_home(kind: str = "gsm8k") -> Path:
     return Path("results") / kind
 
 
+def new_run_dir(root, prefix: str = "") -> Path:
+    """A new directory ``root/<prefix><timestamp>[-i]``, created here: ``mkdir`` either makes it or fails,
+    so two commands started in the same second never get the same directory."""
+    import time
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    stamp = prefix + time.strftime("%Y%m%d-%H%M%S")
+    for i in range(10_000):
+        path = root / (stamp if i == 0 else f"{stamp}-{i}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"could not make a new run directory in {root}")  # pragma: no cover
+
+
 def run_name(estimator: str, seed: int) -> str:
     """The file stem of one (estimator, seed) run: ``"grpo-seed0"``."""
     return f"{estimator}-seed{int(seed)}"

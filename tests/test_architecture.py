@@ -12,11 +12,11 @@ import grpo_lab
 LAYERS = [
     {"_checks", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
-    {"advantages", "tasks.gsm8k", "tasks"},
+    {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
     {"starvation", "config", "policy"},
     {"simulator", "trl", "viz"},
     {"runner", "diagnose", "widgets", "checks"},
-    {"compare"},
+    {"compare", "profile"},
     {"cli"},
     {""},  # the package itself
 ]

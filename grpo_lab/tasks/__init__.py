@@ -2,7 +2,9 @@
 
 - :mod:`grpo_lab.tasks.arithmetic`: synthetic sums in difficulty levels, for the tiny LM;
 - :mod:`grpo_lab.tasks.word_problems`: synthetic GSM8K-style word problems (our own templates);
-- :mod:`grpo_lab.tasks.gsm8k`: the GSM8K answer grader (``extract_answer``, ``is_correct``) and GSM8K itself.
+- :mod:`grpo_lab.tasks.gsm8k`: the GSM8K answer grader (``extract_answer``, ``is_correct``) and GSM8K itself
+  (from the hub, or from a local JSONL file);
+- :mod:`grpo_lab.tasks.gym`: real generated problems from reasoning-gym: ``gsm_symbolic`` and ``gym:<dataset>``.
 
 Each registers itself by name (:mod:`grpo_lab.tasks.base`); ``TASKS`` maps names to tasks.
 
@@ -13,8 +15,22 @@ from __future__ import annotations
 
 from .arithmetic import LEVELS, arithmetic_problems
 from .base import TASKS, Problem, Task, get_task, register_task
-from .gsm8k import extract_answer, is_correct, reference_answer
+from .gsm8k import SYSTEM_PROMPT, extract_answer, is_correct, reference_answer
+from .gym import GymTask
 from .word_problems import word_problems
+
+
+def grade(completion, problem: Problem) -> bool:
+    """Whether ``completion`` answers ``problem``: its task's grader, the GSM8K grader by default."""
+    task = get_task(problem.task) if problem.task else None
+    if task is not None and task.grade is not None:
+        return bool(task.grade(_text(completion), problem))
+    return is_correct(_text(completion), problem.answer)
+
+
+def system_prompt(task: str) -> str:
+    """What an instruct model is told before each problem of ``task``."""
+    return get_task(task).system_prompt or SYSTEM_PROMPT
 
 
 def _text(completion) -> str:
@@ -26,28 +42,47 @@ def _text(completion) -> str:
     raise TypeError(f"a completion must be a string or a list of messages, got {type(completion).__name__}")
 
 
-def correctness_reward(prompts, completions, answer, **kwargs) -> list[float]:
-    """TRL reward function: 1.0 when the completion's final answer equals ``answer``, else 0.0.
+def correctness_reward(prompts, completions, answer, task=None, meta=None, **kwargs) -> list[float]:
+    """TRL reward function: 1.0 when the completion answers its problem, else 0.0.
 
-    ``answer`` is the dataset column of the same name (a GSM8K answer field or a bare number).
+    ``answer`` is the dataset column of the same name (a GSM8K answer field or a bare number), graded
+    by the GSM8K grader; where the dataset also has ``task`` and ``meta`` columns (:func:`to_dataset`
+    writes them), each completion is graded by its task's grader (reasoning-gym's verifier for ``gym:``).
     """
     if len(answer) != len(completions):
         raise ValueError(f"got {len(completions)} completions but {len(answer)} answers")
-    return [float(is_correct(_text(c), a)) for c, a in zip(completions, answer)]
+    if task is None:
+        return [float(is_correct(_text(c), a)) for c, a in zip(completions, answer)]
+    meta = meta if meta is not None else [""] * len(answer)
+    return [float(grade(c, Problem("", a, 0, t, m))) for c, a, t, m in zip(completions, answer, task, meta)]
 
 
-def make_problems(task: str, n: int | None, seed: int = 0, split: str = "train", smoke: bool = False) -> list[Problem]:
-    """``n`` problems of the registered ``task`` (see ``TASKS``)."""
-    return get_task(task).problems(split, n, seed, smoke)
+def make_problems(task: str, n: int | None, seed: int = 0, split: str = "train", smoke: bool = False,
+                  data=None) -> list[Problem]:
+    """``n`` problems of the registered ``task`` (see ``TASKS``); ``data``: a local file, for tasks that read one."""
+    t = get_task(task)
+    if data is None:
+        return t.problems(split, n, seed, smoke)
+    if not getattr(t, "takes_data", False):
+        raise ValueError(f"task {task!r} does not read a data file; --data is for the gsm8k task")
+    return t.problems(split, n, seed, smoke, data=data)
 
 
-def to_dataset(problems):
-    """A ``datasets.Dataset`` with columns ``prompt``, ``answer``, ``level`` (what TRL consumes)."""
+def to_dataset(problems, system: str | None = None):
+    """A ``datasets.Dataset`` with columns ``prompt``, ``answer``, ``level``, ``task``, ``meta`` (what TRL consumes).
+
+    With ``system`` (a system prompt), ``prompt`` is conversational: ``[system, user]`` messages, for
+    instruct models that TRL prompts through their chat template.
+    """
     from datasets import Dataset
 
-    return Dataset.from_dict({"prompt": [p.prompt for p in problems], "answer": [p.answer for p in problems],
-                              "level": [p.level for p in problems]})
+    prompts = [p.prompt if system is None else
+               [{"role": "system", "content": system}, {"role": "user", "content": p.prompt}] for p in problems]
+    return Dataset.from_dict({"prompt": prompts, "answer": [p.answer for p in problems],
+                              "level": [p.level for p in problems], "task": [p.task for p in problems],
+                              "meta": [p.meta for p in problems]})
 
 
-__all__ = ["LEVELS", "TASKS", "Problem", "Task", "get_task", "register_task", "arithmetic_problems", "word_problems", "extract_answer", "is_correct",
-           "reference_answer", "correctness_reward", "make_problems", "to_dataset"]
+__all__ = ["LEVELS", "TASKS", "Problem", "Task", "GymTask", "get_task", "register_task", "arithmetic_problems",
+           "word_problems", "extract_answer", "is_correct", "reference_answer", "grade", "system_prompt",
+           "correctness_reward", "make_problems", "to_dataset"]

@@ -203,20 +203,69 @@ SYSTEM_PROMPT = ("Solve the math problem. Think step by step, then write the fin
                  "as '#### <number>'.")
 
 
-def load_gsm8k(split: str = "train", smoke: bool = False, n: int | None = None, seed: int = 0):
+def read_gsm8k_jsonl(path) -> list[Problem]:
+    """GSM8K problems from a local JSONL file as the dataset ships it: one ``{"question", "answer"}`` per line,
+    the answer ending in ``#### N``. A line that does not fit is an error naming the file and the line."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"GSM8K file {path} does not exist")
+    out = []
+    with open(path, encoding="utf-8-sig") as f:  # a BOM is not part of the first line
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise ValueError(f"{path}, line {i}: not JSON ({e})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("question"), str) \
+                    or not isinstance(row.get("answer"), str):
+                raise ValueError(f"{path}, line {i}: needs string fields 'question' and 'answer' (GSM8K's "
+                                 f"format), got {str(line.strip())[:100]!r}")
+            if not _HASH_RE.search(row["answer"]) or extract_answer(row["answer"]) is None:
+                raise ValueError(f"{path}, line {i}: the answer does not end in '#### <number>' as GSM8K's do: "
+                                 f"{row['answer'][-80:]!r}")
+            out.append(Problem(row["question"], row["answer"], 0))
+    if not out:
+        raise ValueError(f"{path} holds no problems")
+    return out
+
+
+def split_local(problems: list[Problem], split: str) -> list[Problem]:
+    """One local file, two disjoint splits: every 5th problem (index 4, 9, ...) is "test", the rest "train"."""
+    return [p for i, p in enumerate(problems) if (i % 5 == 4) == (split == "test")]
+
+
+def load_gsm8k(split: str = "train", smoke: bool = False, n: int | None = None, seed: int = 0, data=None):
     """GSM8K problems as :class:`grpo_lab.tasks.Problem` (question, answer field with its "#### N" line).
 
     ``smoke=True`` returns ``n`` (default 64) of the project's synthetic GSM8K-style word
-    problems instead: same fields, same grader, no download. Otherwise
-    ``datasets.load_dataset("openai/gsm8k", "main")`` is used (7,473 train / 1,319 test); when
-    the hub cannot be reached a ``RuntimeError`` explains how to get the data.
+    problems instead: same fields, same grader, no download. ``data`` reads a local copy: a
+    directory holding ``train.jsonl`` and ``test.jsonl`` (GSM8K's own file names), a path with
+    ``{split}`` in it, or one JSONL file split in two by :func:`split_local` (4 in 5 problems train).
+    Otherwise ``datasets.load_dataset("openai/gsm8k", "main")`` is used (7,473 train / 1,319 test);
+    when the hub cannot be reached a ``RuntimeError`` explains how to get the data.
     """
+    from pathlib import Path
+
     from .word_problems import word_problems
 
     if split not in GSM8K_SIZES:
         raise ValueError(f"GSM8K has splits {', '.join(GSM8K_SIZES)}; got {split!r}")
     if smoke:
         return word_problems(64 if n is None else n, seed=seed + (0 if split == "train" else 10_000))
+    if data is not None:
+        data = str(data)
+        if "{split}" in data:
+            problems = read_gsm8k_jsonl(data.format(split=split))
+        elif Path(data).is_dir():
+            problems = read_gsm8k_jsonl(Path(data) / f"{split}.jsonl")
+        else:
+            problems = split_local(read_gsm8k_jsonl(data), split)
+        return problems if n is None else problems[:n]
     try:
         from datasets import load_dataset
 
@@ -226,19 +275,10 @@ def load_gsm8k(split: str = "train", smoke: bool = False, n: int | None = None, 
             f"could not load GSM8K ({GSM8K_ID!r}, {GSM8K_CONFIG!r}, split {split!r}): {type(e).__name__}: "
             f"{str(e)[:200]}\nTo get it: run once with access to huggingface.co (it is then cached), or on a "
             f"connected machine run datasets.load_dataset('{GSM8K_ID}', '{GSM8K_CONFIG}').save_to_disk(DIR) and "
-            f"copy DIR here; offline runs can use load_gsm8k(..., smoke=True) for synthetic problems.") from None
+            f"copy DIR here, or pass a local GSM8K JSONL file (--data / RunConfig.data); offline, "
+            f"task 'gsm_symbolic' has real GSM8K-derived problems (reasoning-gym), and smoke=True synthetic ones.") from None
     problems = [Problem(q, a, 0) for q, a in zip(ds["question"], ds["answer"])]
     return problems if n is None else problems[:n]
-
-
-def as_chat_dataset(problems, system_prompt: str = SYSTEM_PROMPT):
-    """A ``datasets.Dataset`` with conversational ``prompt`` (system + user), ``answer`` and ``level`` columns."""
-    from datasets import Dataset
-
-    return Dataset.from_dict({
-        "prompt": [[{"role": "system", "content": system_prompt}, {"role": "user", "content": p.prompt}]
-                   for p in problems],
-        "answer": [p.answer for p in problems], "level": [p.level for p in problems]})
 
 
 @register_task
@@ -247,6 +287,7 @@ class GSM8K(Task):
 
     name = "gsm8k"
     chat = True
+    takes_data = True  # RunConfig.data / --data: a local JSONL copy
 
-    def problems(self, split, n, seed, smoke=False):
-        return load_gsm8k(split, smoke=smoke, n=n, seed=seed)
+    def problems(self, split, n, seed, smoke=False, data=None):
+        return load_gsm8k(split, smoke=smoke, n=n, seed=seed, data=data)

@@ -1,0 +1,235 @@
+"""``grpo-lab profile``: before anyone trains, how starved will GRPO be on this model and these prompts?
+
+For a policy and a task (:class:`grpo_lab.config.RunConfig`'s ``policy``, ``task``, ``eval_problems``
+= m, ``eval_samples`` = n, ``max_completion_length``, ``eval_seed``): n samples at temperature 1
+on each of m held-out problems, graded by the task's grader, then
+
+- per-problem success counts, and the fraction of problems never solved;
+- unbiased pass@k (Chen et al. 2021) with a 95% bootstrap interval over problems;
+- the degenerate-group fraction expected at G = 2, 4, 8, 16 (up to n): per problem
+  ``C(n-c, G)/C(n, G) + C(c, G)/C(n, G)``, an unbiased estimate of ``(1-p)^G + p^G``, averaged
+  with a 95% t-interval over problems, split into all-fail and all-pass, beside the i.i.d.
+  prediction at the mean success rate (the Jensen gap, arXiv 2605.07689);
+- the smallest G at which a given share of groups carries a signal.
+
+TRL logs ``frac_reward_zero_std`` only once training runs; this answers the question first.
+Layout of a profile directory (``runs/profile-<timestamp>/``)::
+
+    config.json            the settings (written first) and their fingerprint
+    chunks/NNNN.json       one chunk of problems each, written atomically when sampled
+    profile.json           every number of the report (written at the end)
+    profile.png            the figure
+    report.md              written last: it exists only when every chunk is done
+
+An interrupted profile keeps its finished chunks: ``grpo-lab profile --resume DIR`` samples only the
+missing ones (each chunk has its own seed, so a resumed profile equals an uninterrupted one).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from .config import RunConfig
+from .io import DirLock, fingerprint, read_json, write_json_atomic, write_text_atomic
+from .passk import pass_at_k_curve
+from .runner import apply_threads, as_prompted, eval_problems, policy_adapter, system_prompt
+from .starvation import degenerate_per_problem
+from .stats import mean_ci
+
+GS = (2, 4, 8, 16)
+KS = (1, 2, 4, 8, 16, 32, 64)
+CHUNK = 16  # problems per chunk file
+# arXiv 2605.07689 (small model, GSM8K): what the profile is set beside
+PAPER = {"degenerate_G4": 0.69, "measured_G2": 0.90, "iid_G2": 0.56}
+PROFILE_KEYS = ("policy", "task", "data", "eval_problems", "eval_samples", "eval_seed", "max_completion_length",
+                "backend", "smoke")
+
+
+def profile_settings(cfg: RunConfig) -> dict:
+    """The settings that decide a profile's numbers (threads and batch size only decide its speed)."""
+    return {k: v for k, v in asdict(cfg).items() if k in PROFILE_KEYS}
+
+
+def summarize(n: int, correct, share: float = 0.5, Gs=GS, ks=KS) -> dict:
+    """Every number of a profile from ``correct`` (successes out of ``n`` per problem): a pure function."""
+    c = np.asarray(correct, dtype=int)
+    if c.size == 0:
+        raise ValueError("no problems were profiled")
+    if not 0 < share < 1:
+        raise ValueError(f"share must lie in (0, 1), got {share}")
+    p = c / n
+    pbar = float(p.mean())
+    out = dict(n_samples=int(n), n_problems=int(c.size), mean_success=pbar, never_solved=float(np.mean(c == 0)),
+               always_solved=float(np.mean(c == n)), share=share, degenerate={})
+    for G in (g for g in Gs if g <= n):
+        fail, ok = degenerate_per_problem(n, c, G)
+        m, lo, hi = mean_ci(fail + ok)
+        out["degenerate"][int(G)] = dict(real=m, lo=lo, hi=hi, all_fail=float(fail.mean()), all_pass=float(ok.mean()),
+                                         iid=(1 - pbar) ** G + pbar ** G, iid_all_fail=(1 - pbar) ** G,
+                                         iid_all_pass=pbar ** G)
+    # smallest G (2..n) at which at least `share` of groups are mixed, i.e. carry a signal
+    out["smallest_G_for_share"] = next((G for G in range(2, n + 1)
+                                        if 1 - sum(a.mean() for a in degenerate_per_problem(n, c, G)) >= share), None)
+    curve = pass_at_k_curve(n, c, [k for k in ks if k <= n])
+    out["pass_at_k"] = {int(k): dict(mean=float(m), lo=float(lo), hi=float(hi))
+                        for k, m, lo, hi in zip(curve.ks, curve.mean, curve.lo, curve.hi)}
+    return out
+
+
+def _chunk_path(out: Path, i: int) -> Path:
+    return out / "chunks" / f"{i:04d}.json"
+
+
+def run_profile(out: Path, cfg: RunConfig, progress: bool = True, echo=print, batch_size: int = 64,
+                command: str | None = None, share: float = 0.5) -> Path:
+    """Profile ``cfg`` into ``out`` (new, or an interrupted profile to finish); returns the report's path."""
+    out = Path(out)
+    with DirLock(out):
+        conf_path = out / "config.json"
+        if conf_path.is_file():
+            conf = read_json(conf_path, "profile config")
+            try:
+                stored = RunConfig(**conf["settings"]).validate()
+            except (KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"{conf_path} is not a valid grpo-lab profile config ({e})") from None
+            if conf.get("fingerprint") != fingerprint(profile_settings(stored)):
+                raise ValueError(f"{conf_path} was changed after the profile started; restore it or start anew")
+            cfg, share = stored, conf.get("share", share)
+        else:
+            conf = dict(settings=asdict(cfg), fingerprint=fingerprint(profile_settings(cfg)), command=command,
+                        share=share, created=time.strftime("%Y-%m-%d %H:%M:%S"))
+            write_json_atomic(conf_path, conf)
+        return _profile(out, cfg, conf, progress, echo, batch_size, share)
+
+
+def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_size: int, share: float) -> Path:
+    from .policy import sample_completions
+    from .tasks import grade
+
+    threads = apply_threads(cfg.threads)
+    problems = eval_problems(cfg)
+    n_chunks = -(-len(problems) // CHUNK)
+    (out / "chunks").mkdir(exist_ok=True)
+    todo = [i for i in range(n_chunks) if not _chunk_done(_chunk_path(out, i), echo)]
+    if len(todo) < n_chunks:
+        echo(f"resuming: {n_chunks - len(todo)} of {n_chunks} chunks already sampled in {out}")
+    weights = None
+    if todo:
+        t0 = time.perf_counter()
+        model, tok, info = policy_adapter(cfg).load(replace(cfg, lora_r=None))
+        weights, load_s = info.weights, time.perf_counter() - t0
+        prompted = as_prompted(tok, problems, system_prompt(cfg))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo) * CHUNK, desc="problems", unit="problem")
+        for i in todo:
+            part = prompted[i * CHUNK:(i + 1) * CHUNK]
+            t0 = time.perf_counter()
+            comps = sample_completions(model, tok, [p.prompt for p in part], cfg.eval_samples,
+                                       max_new_tokens=cfg.max_completion_length, seed=cfg.eval_seed + i,
+                                       batch_size=batch_size)
+            secs = time.perf_counter() - t0
+            new_tokens = int(sum(len(tok(c, add_special_tokens=False)["input_ids"]) for cs in comps for c in cs))
+            write_json_atomic(_chunk_path(out, i), dict(
+                chunk=i, correct=[int(sum(grade(c, p) for c in cs)) for cs, p in zip(comps, part)],
+                answers=[p.answer for p in part], example=[cs[0] for cs in comps], seconds=secs,
+                new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s))
+            if bar is not None:
+                bar.update(len(part))
+        if bar is not None:
+            bar.close()
+    return write_profile_report(out, cfg, conf, share)
+
+
+def _chunk_done(path: Path, echo) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        data = read_json(path, "profile chunk")
+        if isinstance(data.get("correct"), list) and all(isinstance(c, int) for c in data["correct"]):
+            return True
+        why = "no list of correct counts"
+    except (ValueError, AttributeError) as e:
+        why = str(e)[:120]
+    aside = path.with_name(path.name + ".damaged")
+    path.replace(aside)
+    echo(f"{path} is damaged ({why}); moved aside to {aside.name} and sampled again")
+    return False
+
+
+def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0.5) -> Path:
+    """``profile.json``, ``profile.png`` and ``report.md`` from the chunks in ``out``."""
+    from . import viz
+
+    out = Path(out)
+    chunks = [read_json(p, "profile chunk") for p in sorted((out / "chunks").glob("[0-9]*.json"))]
+    correct = [c for ch in chunks for c in ch["correct"]]
+    n = cfg.eval_samples
+    s = summarize(n, correct, share)
+    secs = sum(ch["seconds"] for ch in chunks)
+    tokens = sum(ch["new_tokens"] for ch in chunks)
+    s.update(seconds=secs, new_tokens=tokens, threads=sorted({ch["threads"] for ch in chunks}),
+             weights=sorted({ch["weights"] for ch in chunks if ch.get("weights")}), settings=profile_settings(cfg))
+    write_json_atomic(out / "profile.json", s)
+    Gs = sorted(s["degenerate"])
+    d = s["degenerate"]
+    ks = sorted(s["pass_at_k"])
+    pk = s["pass_at_k"]
+    paper = {"arXiv 2605.07689, G=4 (GSM8K)": (4, PAPER["degenerate_G4"])} if 4 in d else {}
+    setting = f"{cfg.policy} on {cfg.task}: {s['n_problems']} problems x {n} samples, {cfg.max_completion_length} new tokens"
+    fig = viz.profile_figure(n, correct, Gs, [d[g]["real"] for g in Gs], [d[g]["lo"] for g in Gs],
+                             [d[g]["hi"] for g in Gs], [d[g]["iid"] for g in Gs], [d[g]["all_fail"] for g in Gs],
+                             ks, [pk[k]["mean"] for k in ks], [pk[k]["lo"] for k in ks], [pk[k]["hi"] for k in ks],
+                             paper=paper, title=f"Starvation profile before training ({setting})")
+    fig.savefig(out / "profile.png")
+    g_share = s["smallest_G_for_share"]
+    md = [f"# grpo-lab profile — {conf.get('created', '')}", "",
+          f"Command: `{conf.get('command') or 'grpo-lab profile'}`  ", "",
+          "## Settings", "", "| setting | value |", "|---|---|"]
+    md += [f"| {k} | {v} |" for k, v in profile_settings(cfg).items()]
+    md += [f"| weights | {'; '.join(s['weights']) or 'n/a'} |",
+           f"| threads | {', '.join(map(str, s['threads']))} |", "",
+           "## What GRPO would see", "",
+           f"- mean success rate p̄ = {s['mean_success']:.3f} over {s['n_problems']} problems, {n} samples each "
+           f"(temperature 1); never solved: {s['never_solved']:.3f}; always solved: {s['always_solved']:.3f}",
+           f"- smallest G at which at least {share:.0%} of groups carry a signal (rewards not all equal): "
+           + (f"**G = {g_share}**" if g_share else f"none up to G = {n} (the samples per problem)"), "",
+           "| G | degenerate (estimated) [95% t-interval over problems] | all fail | all pass | i.i.d. at p̄ | "
+           "Jensen gap |", "|---|---|---|---|---|---|"]
+    for g in Gs:
+        r = d[g]
+        md.append(f"| {g} | {r['real']:.3f} [{max(r['lo'], 0):.3f}, {min(r['hi'], 1):.3f}] | {r['all_fail']:.3f} | "
+                  f"{r['all_pass']:.3f} | {r['iid']:.3f} | {r['real'] - r['iid']:+.3f} |")
+    md += ["", "| k | pass@k [95% bootstrap interval over problems] |", "|---|---|"]
+    md += [f"| {k} | {pk[k]['mean']:.3f} [{pk[k]['lo']:.3f}, {pk[k]['hi']:.3f}] |" for k in ks]
+    md += ["", "## Beside arXiv 2605.07689", "",
+           f"The paper reports {PAPER['degenerate_G4']} of groups degenerate at G = 4 for a small model on GSM8K, "
+           f"and at G = 2 {PAPER['measured_G2']} measured against {PAPER['iid_G2']} i.i.d. Here: "
+           + (f"{d[4]['real']:.3f} at G = 4; " if 4 in d else "")
+           + (f"{d[2]['real']:.3f} measured against {d[2]['iid']:.3f} i.i.d. at G = 2." if 2 in d else ""),
+           "Another model, other problems and another grader: the comparison is of regimes, not a reproduction.",
+           "", "## How it was measured", "",
+           f"Sampling took {secs:.0f} s for {tokens:,} new tokens ({tokens / max(secs, 1e-9):.0f} new tokens/s) with "
+           f"{', '.join(map(str, s['threads']))} torch thread(s); a completion cut at {cfg.max_completion_length} new "
+           "tokens is graded as it stands. Degenerate fractions are unbiased per-problem estimates "
+           "C(n-c,G)/C(n,G) + C(c,G)/C(n,G); the i.i.d. column is (1-p̄)^G + p̄^G.", "",
+           "![profile](profile.png)", "", "## Examples (first sample of the first problems)", ""]
+    for ch in chunks[:1]:
+        for ans, ex, c in list(zip(ch["answers"], ch["example"], ch["correct"]))[:3]:
+            md += [f"- reference `{ans[-40:]}`, {c}/{n} correct; first sample:", "",
+                   "  ```", *("  " + line for line in ex.strip()[:600].splitlines()), "  ```", ""]
+    md += ["Raw data: `profile.json` (every number above), `chunks/*.json` (counts per problem).", ""]
+    return write_text_atomic(out / "report.md", "\n".join(md))
+
+
+def read_profile(path) -> dict:
+    """A finished profile's numbers (``profile.json`` in ``path``, or the file itself)."""
+    path = Path(path)
+    return json.loads((path / "profile.json" if path.is_dir() else path).read_text())

@@ -1,0 +1,74 @@
+"""Issue 21: grpo-lab profile: the numbers (pure), the report, resume, and bad input."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+from grpo_lab.cli import main
+from grpo_lab.profile import read_profile, summarize
+
+
+def test_summarize_is_unbiased_and_splits_fail_and_pass():
+    n, c = 8, np.array([0, 0, 2, 8, 4])
+    s = summarize(n, c)
+    for G in (2, 4, 8):
+        want_fail = np.mean([comb(n - k, G) / comb(n, G) for k in c])
+        want_pass = np.mean([comb(k, G) / comb(n, G) for k in c])
+        d = s["degenerate"][G]
+        assert d["all_fail"] == pytest.approx(want_fail) and d["all_pass"] == pytest.approx(want_pass)
+        assert d["real"] == pytest.approx(want_fail + want_pass) and d["lo"] <= d["real"] <= d["hi"]
+        pbar = c.mean() / n
+        assert d["iid"] == pytest.approx(pbar ** G + (1 - pbar) ** G)
+    assert 16 not in s["degenerate"]  # G > n cannot be estimated from n samples
+    assert s["never_solved"] == 0.4 and s["always_solved"] == 0.2
+    # 3 of 5 problems are all-fail or all-pass at every G: never half the groups mixed
+    assert s["smallest_G_for_share"] is None
+
+
+def brute_smallest_G(n, c, share):
+    for G in range(2, n + 1):
+        mixed = np.mean([1 - (comb(n - k, G) + comb(k, G)) / comb(n, G) for k in c])
+        if mixed >= share:
+            return G
+    return None
+
+
+@pytest.mark.parametrize("c, share", [([1, 2, 1, 0, 3], 0.5), ([1, 1, 1, 1], 0.3), ([1, 1, 1, 1], 0.9),
+                                      ([0, 0, 0], 0.5), ([4, 4], 0.5)])
+def test_smallest_G_for_a_share_of_informative_groups(c, share):
+    assert summarize(16, c, share)["smallest_G_for_share"] == brute_smallest_G(16, c, share)
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--samples", "1"], "samples must be >= 2"),
+    (["--policy", "tabular"], "samples no text"),
+    (["--task", "gym:nope"], "unknown reasoning-gym dataset"),
+    (["--problems", "0"], "eval_problems must be"),
+])
+def test_bad_profile_options_are_clear_errors(tmp_path, capsys, args, match):
+    with pytest.raises(SystemExit) as e:
+        main(["profile", "--out", str(tmp_path), "--no-progress", *args])
+    assert e.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_profile_writes_a_report_and_resumes_to_the_same_numbers(tmp_path, capsys):
+    args = ["profile", "--out", str(tmp_path), "--problems", "20", "--samples", "4", "--no-progress"]
+    assert main(args) == 0
+    out = next(tmp_path.glob("profile-*"))
+    report = (out / "report.md").read_text()
+    assert "smallest G" in report and "arXiv 2605.07689" in report and (out / "profile.png").stat().st_size > 5000
+    full = read_profile(out)
+    assert full["n_problems"] == 20 and set(full["degenerate"]) == {"2", "4"}
+    # an interruption after the first chunk, then a resume: the same numbers
+    chunks = sorted((out / "chunks").glob("*.json"))
+    assert len(chunks) == 2
+    chunks[1].unlink()
+    (out / "report.md").unlink()
+    chunks[0].write_text("{broken")
+    assert main(["profile", "--resume", str(out), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    assert "damaged" in said and "moved aside" in said and (out / "chunks" / "0000.json.damaged").is_file()
+    assert read_profile(out)["degenerate"] == full["degenerate"]
+    with pytest.raises(SystemExit):
+        main(["profile", "--resume", str(out), "--samples", "8"])
