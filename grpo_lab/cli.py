@@ -32,6 +32,9 @@ PROFILE_OPTIONS = (
 PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)  # and 64 new tokens for an instruct model
 
 
+INSTRUCT_DEFAULTS = (256, 16)  # grpo-lab compare with an instruct model: new tokens per completion, LoRA rank
+
+
 class UsageError(ValueError):
     pass
 
@@ -142,6 +145,8 @@ def _compare(a) -> int:
         # GSM8K with a real model starts from notebook 06's preset (LoRA, 320 new tokens, ...), then the flags
         base = (gsm8k_config() if a.task == "gsm8k" else
                 RunConfig(**{k: v for k, v in prof.items() if k in asdict(RunConfig())}))
+        if a.task != "gsm8k" and a.policy not in (None, "tiny-lm", "tabular"):
+            base.max_completion_length, base.lora_r = INSTRUCT_DEFAULTS  # an instruct model writes sentences
         for name in options:
             if getattr(a, name) is not None:
                 setattr(base, name, getattr(a, name))

@@ -228,6 +228,12 @@ def summary_table(results: dict) -> list[dict]:
     return rows
 
 
+def _distinct(results: dict, key: str) -> str:
+    """The distinct values of ``key`` over every run, for the report ("n/a" where runs predate the key)."""
+    vals = list(dict.fromkeys(str(r[key]) for runs in results.values() for r in runs if r.get(key) is not None))
+    return ", ".join(vals) if vals else "n/a"
+
+
 def _passk(result: dict) -> dict:
     ev = result["eval"]
     return {int(k): v for k, v in ev["pass_at_k"].items()} if "pass_at_k" in ev else pass_at_k_of(ev, KS)
@@ -294,7 +300,10 @@ def write_report(out: Path, conf: dict) -> Path:
                              f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class, AdamW, constant lr, "
                              f"TRL's default loss_type, beta 0") + " |",
            f"| versions | python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
-           f"grpo_lab {v.get('grpo_lab')} |", "",
+           f"grpo_lab {v.get('grpo_lab')} |",
+           f"| backend, device | {_distinct(results, 'backend')}; {_distinct(results, 'device')} |",
+           f"| weights | {_distinct(results, 'weights')} |",
+           f"| torch threads | {_distinct(results, 'threads')} |", "",
            "## Starting point (shared by every run)", ""]
     if has_greedy:
         md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "

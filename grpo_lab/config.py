@@ -43,16 +43,20 @@ class RunConfig:
                                 "hub id", "--policy")
     data: str | None = _f(None, "a local GSM8K JSONL file for --task gsm8k (a directory with train.jsonl and "
                                 "test.jsonl, a path with {split}, or one file split 4:1)", "--data")
-    max_completion_length: int = _f(6, "new tokens per completion (the tiny LM's answers are at most 4 digits + EOS)")
+    max_completion_length: int = _f(6, "new tokens per completion (the tiny LM's answers are at most 4 digits + EOS; "
+                                       "an instruct model on a chat task gets 256 from grpo-lab compare unless given)",
+                                    "--max-new-tokens")
     max_grad_norm: float = _f(1.0, "gradient clipping (TRL's default)")
     train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
     data_seed: int = _f(1, "seed of the training prompts: the same for every run")
-    eval_problems: int | None = _f(300, "held-out problems, drawn with eval_seed (None: the whole test split)")
-    eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k")
+    eval_problems: int | None = _f(300, "held-out problems, drawn with eval_seed (None: the whole test split)",
+                                   "--eval-problems")
+    eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k", "--eval-samples")
     eval_seed: int = _f(5, "seed of the held-out problems and of their samples")
     estimator_options: dict = _f({}, "options passed to the estimator (e.g. eps, threshold)")
     backend: str = _f("auto", "model loading for a hub / local policy: auto, unsloth, transformers")
-    lora_r: int | None = _f(None, "LoRA rank for a hub / local policy (None: full fine-tuning)")
+    lora_r: int | None = _f(None, "LoRA rank for a hub / local / smollm2 policy (None: full fine-tuning; grpo-lab "
+                                  "compare gives an instruct model 16 unless given)", "--lora-r")
     lora_alpha: int | None = _f(None, "LoRA alpha (None: 2 x lora_r)")
     fast_inference: bool | None = _f(None, "Unsloth + vLLM generation (None: when vLLM is installed and the "
                                            "backend is Unsloth; Unsloth's trainer then sets use_vllm itself)")
@@ -108,6 +112,15 @@ def gsm8k_config(**overrides) -> RunConfig:
                 prompts_per_step=4, max_completion_length=320, train_problems=None, eval_problems=None,
                 eval_samples=8, lora_r=16, lora_alpha=32, save_steps=25)
     return RunConfig(**{**base, **overrides})
+
+
+def cpu_real(cfg: RunConfig) -> RunConfig:
+    """The CPU version of a GSM8K config on a real model: SmolLM2-135M-Instruct with LoRA on GSM-Symbolic,
+    2 steps, short completions. The code path of a Colab run (chat template, grader, LoRA, TRL) in a few
+    minutes on 2 cores; its numbers prove the path and measure nothing (notebook 06)."""
+    return replace(cfg, policy="smollm2", task="gsm_symbolic", steps=2, prompts_per_step=2, max_completion_length=32,
+                   train_problems=16, eval_problems=8, eval_samples=4, learning_rate=1e-4, lora_r=8, lora_alpha=16,
+                   smoke=False, save_steps=1, backend="transformers")
 
 
 def smoke(cfg: RunConfig) -> RunConfig:

@@ -95,3 +95,31 @@ def test_the_cache_is_reused_and_a_missing_model_names_both_ways(tmp_path, monke
     shutil.copytree(path, local)
     monkeypatch.setenv("GRPO_LAB_SMOLLM2", str(local))
     assert smollm2_dir() == (local, f"local directory {local}")
+
+
+def test_grpo_lab_compare_runs_end_to_end_on_the_real_model(tmp_path, capsys):
+    import json
+
+    from grpo_lab.cli import main
+
+    task = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1"
+    assert main(["compare", "--policy", "smollm2", "--task", task, "--estimators", "grpo", "--seeds", "0",
+                 "--steps", "1", "--prompts-per-step", "2", "-G", "2", "--max-new-tokens", "8",
+                 "--eval-problems", "2", "--eval-samples", "2", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = next(tmp_path.iterdir())
+    base = json.loads((out / "config.json").read_text())["base"]
+    assert base["lora_r"] == 16 and base["max_completion_length"] == 8  # an instruct model gets LoRA by default
+    report = (out / "report.md").read_text()
+    assert "smollm2" in report and "Q4_1" in report  # where the weights came from is in the report
+
+
+def test_grpo_lab_profile_runs_on_the_real_model(tmp_path):
+    from grpo_lab.cli import main
+    from grpo_lab.profile import read_profile
+
+    assert main(["profile", "--policy", "smollm2", "--task", "gsm_symbolic", "--problems", "2", "--samples", "2",
+                 "--max-new-tokens", "8", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = next(tmp_path.glob("profile-*"))
+    prof = read_profile(out)
+    assert prof["n_problems"] == 2 and prof["n_samples"] == 2 and "Q4_1" in prof["weights"][0]
+    assert "smollm2" in (out / "report.md").read_text()

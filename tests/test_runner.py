@@ -101,3 +101,33 @@ def test_the_tabular_policy_refuses_a_loss_fn():
 
     with pytest.raises(ValueError, match="reward_fn and loss_fn apply to language-model policies only"):
         train(replace(TINY, policy="tabular", save_steps=0), loss_fn=grpo_loss)
+
+
+def test_threads_are_set_once_where_a_run_starts(monkeypatch):
+    import os
+
+    import torch
+
+    from grpo_lab.runner import apply_threads
+
+    before = torch.get_num_threads()
+    try:
+        assert apply_threads(2) == 2 == torch.get_num_threads()
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)
+        assert apply_threads(None) == 1  # few cores: one thread (docs/benchmarks.md)
+        monkeypatch.setattr(os, "cpu_count", lambda: 16)
+        torch.set_num_threads(3)
+        assert apply_threads(None) == 3  # many cores: torch's own choice stands
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="threads"):
+        RunConfig(threads=0).validate()
+
+
+def test_compare_flags_come_from_the_config_and_an_instruct_model_gets_its_defaults(tmp_path):
+    from grpo_lab.cli import INSTRUCT_DEFAULTS, build_parser
+
+    a = build_parser().parse_args(["compare", "--threads", "1", "--max-new-tokens", "12", "--lora-r", "4",
+                                   "--eval-problems", "5", "--eval-samples", "3"])
+    assert (a.threads, a.max_completion_length, a.lora_r, a.eval_problems, a.eval_samples) == (1, 12, 4, 5, 3)
+    assert INSTRUCT_DEFAULTS == (256, 16)
