@@ -164,16 +164,25 @@ def _root_ss(centered: torch.Tensor) -> torch.Tensor:
 
 
 def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:
-    """Mean and sum of squared deviations of each group, over the scored entries only."""
+    """Mean and sum of squared deviations of each group, over the scored entries only.
+
+    A group whose scored rewards are all equal has deviations of exactly 0 at any magnitude: the
+    rounded mean of eight rewards of 1000.1 is not 1000.1 in float32, and that residue, divided by a
+    residual std, would be an advantage of -0.37 for a group that carries no signal.
+    """
+    zero = torch.zeros((), dtype=values.dtype)
     if valid is None:
         mean = values.mean(dim=1, keepdim=True)
-        centered = values - mean
+        equal = (values == values[:, :1]).all(dim=1, keepdim=True)
+        centered = torch.where(equal, zero, values - mean)
         n = torch.full_like(mean, values.shape[1])
         return GroupStats(n=n, mean=mean, centered=centered)
-    zero = torch.zeros((), dtype=values.dtype)
     n = valid.sum(dim=1, keepdim=True).to(values.dtype)
     mean = torch.where(valid, values, zero).sum(dim=1, keepdim=True) / n  # NaN for an all-unscored group
-    centered = torch.where(valid, values - mean, zero)
+    inf = torch.full((), float("inf"), dtype=values.dtype)
+    equal = (torch.where(valid, values, -inf).amax(dim=1, keepdim=True)
+             == torch.where(valid, values, inf).amin(dim=1, keepdim=True))
+    centered = torch.where(valid & ~equal, values - mean, zero)
     return GroupStats(n=n, mean=mean, centered=centered)
 
 
