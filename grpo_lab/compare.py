@@ -14,7 +14,7 @@ An interrupted comparison keeps its finished runs; ``grpo-lab compare --resume D
 trains only the missing ones and then writes the report. Every results file carries the
 fingerprint of the settings it was trained with (:func:`grpo_lab.io.fingerprint`): a resume
 refuses a ``config.json`` changed since the start (naming the keys), and retrains a damaged
-or foreign results file after saying which. ``.lock`` (the owner's pid) keeps a second
+or foreign results file after moving it aside (``<name>.rejected-<k>``, never deleted). ``.lock`` (the owner's pid) keeps a second
 process out of a directory in use.
 """
 
@@ -136,18 +136,26 @@ def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
         diff = differing_keys(shared_settings(cfg), shared)
         who = (cfg.get("estimator"), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        echo(f"{path} is damaged ({str(e)[:120]}); retraining {run_name(est, seed)}")
-        path.unlink()
+        echo(f"{path} is damaged ({str(e)[:120]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
     if not ok_keys:
-        echo(f"{path} is incomplete (no history or evaluation); retraining {run_name(est, seed)}")
+        why = "is incomplete (no history or evaluation)"
     elif who != (est, seed) or diff:
-        why = "; ".join(diff) if diff else f"it holds {who[0]} seed {who[1]}"
-        echo(f"{path} does not belong to this comparison ({why}); retraining {run_name(est, seed)}")
+        why = f"does not belong to this comparison ({'; '.join(diff) if diff else f'it holds {who[0]} seed {who[1]}'})"
     else:
         return True
-    path.unlink()
+    echo(f"{path} {why}; moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
     return False
+
+
+def _aside(path: Path) -> Path:
+    """Move a results file that cannot be used out of the way (never delete a result): ``<name>.rejected-<k>``."""
+    k = 0
+    while path.with_name(f"{path.name}.rejected-{k}").exists():
+        k += 1
+    target = path.with_name(f"{path.name}.rejected-{k}")
+    path.replace(target)
+    return target
 
 
 def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> Path:
