@@ -49,7 +49,9 @@ _NUM_RE = re.compile(_SIGN + r"\$?\s?" + _BODY)
 # inside an answer marker, "1 000" groups too
 _SPACED = r"\d{1,3}(?:[ \u2009\u202f]\d{3})+(?!\d)(?:\.\d+)?"
 _MARKED_NUM = _SIGN + r"\$?\s?(?:" + _SPACED + r"|" + _BODY + r")"
-_FRAC_RE = re.compile(r"([-+−]?)\s*\\[dt]?frac\s*\{\s*(" + _MARKED_NUM + r")\s*\}\s*\{\s*(" + _MARKED_NUM + r")\s*\}")
+# the spaces between a sign and \frac are matched only after a sign: a leading "\s*" would rescan every run
+# of whitespace from each of its positions (quadratic time on long blank runs of untrusted model output)
+_FRAC_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*\{\s*(" + _MARKED_NUM + r")\s*\}\s*\{\s*(" + _MARKED_NUM + r")\s*\}")
 _MARKED_RE = re.compile(r"(" + _MARKED_NUM + r")(?:\s*/\s*(" + _BODY + r"))?")
 _HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
 _BOXED_RE = re.compile(r"\\boxed\s*\{")
@@ -134,16 +136,19 @@ def _last_number(text: str) -> str | None:
     return last[1] if last is not None else None
 
 
-def _boxed_contents(text: str) -> list[str]:
-    """The contents of every ``\\boxed{...}``, with nested braces balanced (an unclosed one runs to the end)."""
-    out = []
-    for m in _BOXED_RE.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        out.append(text[m.end():i - 1 if depth == 0 else i])
-    return out
+def _last_boxed(text: str) -> str | None:
+    """The contents of the last ``\\boxed{...}`` (nested braces balanced; an unclosed one runs to the end),
+    or None. Only the last is scanned, so the time is linear in the text however many ``\\boxed{`` it holds."""
+    last = None
+    for last in _BOXED_RE.finditer(text):
+        pass
+    if last is None:
+        return None
+    depth, i = 1, last.end()
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[last.end():i - 1 if depth == 0 else i]
 
 
 def extract_answer(text) -> str | None:
@@ -153,9 +158,9 @@ def extract_answer(text) -> str | None:
     hashes = _HASH_RE.findall(text)
     if hashes:
         return _marked_number(hashes[-1])
-    boxed = _boxed_contents(text)
-    if boxed:
-        return _marked_number(boxed[-1])
+    boxed = _last_boxed(text)
+    if boxed is not None:
+        return _marked_number(boxed)
     said = list(_ANSWER_IS_RE.finditer(text))
     for i in range(len(said) - 1, -1, -1):  # the last phrase whose fragment holds a number
         end = said[i + 1].start() if i + 1 < len(said) else len(text)

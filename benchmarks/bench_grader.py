@@ -1,0 +1,46 @@
+"""The GSM8K grader on hostile model output (issue 18): its time must grow linearly with the text.
+
+    python benchmarks/bench_grader.py           # a few seconds
+
+Model outputs are untrusted text, and a reward function that takes quadratic time stalls training.
+For each adversarial pattern, the grader's best-of-3 time on a text of n and of 8n characters is
+printed with their ratio: about 8 is linear, about 64 quadratic. Before the fix (2026-11-23) 14 kB of
+repeated unclosed "\\boxed{" took 2.5 s and 16k spaces 0.28 s (both quadratic); 1 MB never finished.
+"""
+
+import time
+
+from grpo_lab.tasks.gsm8k import extract_answer
+
+PATTERNS = {
+    "unclosed \\boxed{": "\\boxed{",
+    "spaces": " ",
+    "whitespace mix": " \t\n",
+    "\\boxed{ 1": "\\boxed{ 1",
+    "the answer is": "the answer is ",
+    "#### ": "#### ",
+    "1,000": "1,000",
+    "- \\frac{": "- \\frac{",
+}
+
+
+def best(text: str, reps: int = 3) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        extract_answer(text)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main(n: int = 100_000):
+    print(f"| pattern | {n // 1000} kB | {8 * n // 1000} kB | ratio (8 = linear, 64 = quadratic) |")
+    print("|---|---|---|---|")
+    for name, unit in PATTERNS.items():
+        small, large = unit * (n // len(unit)), unit * (8 * n // len(unit))
+        a, b = best(small), best(large)
+        print(f"| {name} | {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {b / max(a, 1e-9):.1f} |")
+
+
+if __name__ == "__main__":
+    main()
