@@ -60,6 +60,9 @@ def _versions() -> dict:
 def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None) -> dict:
     if not list(estimators) or not list(seeds):
         raise ValueError("a comparison needs at least one estimator and one seed")
+    if base.policy != "tabular" and base.eval_samples < base.group_size:
+        raise ValueError(f"eval_samples ({base.eval_samples}) must be at least the group size ({base.group_size}): "
+                         "the report estimates the degenerate fraction at G from the evaluation's samples")
     conf = dict(estimators=list(estimators), seeds=[int(s) for s in seeds], base=asdict(base), command=command,
                 versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"),
                 fingerprint=fingerprint(shared_settings(base)))
@@ -158,6 +161,28 @@ def _aside(path: Path) -> Path:
     return target
 
 
+def _check_trainer_settings(out: Path, conf: dict, base: RunConfig) -> dict | None:
+    """The effective trainer settings of this comparison's runs (seed aside), recorded in ``config.json`` by the
+    first process that trains it; a later process (a resume, another kernel) that would train under other
+    settings — an Unsloth import that patched TRL, another TRL version — is refused, naming the fields."""
+    from .runner import policy_adapter
+
+    now = policy_adapter(base).trainer_settings(base)
+    if now is None:
+        return None
+    stored = read_json(out / "config.json", "comparison config")
+    if stored.get("trainer_settings") is None:
+        stored["trainer_settings"] = now
+        write_json_atomic(out / "config.json", stored)
+        return now
+    diff = differing_keys(stored["trainer_settings"], now)
+    if diff:
+        raise ValueError(f"this process would train under other trainer settings than the runs of {out} "
+                         f"(recorded != now): {'; '.join(diff[:8])}. Resume it in a process with the same "
+                         "libraries (a fresh kernel, without importing unsloth first), or start a new comparison")
+    return stored["trainer_settings"]
+
+
 def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> Path:
     """Train every missing (estimator, seed) run of ``conf`` into ``out``; then write plots and the report."""
     out = Path(out)
@@ -180,6 +205,7 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     if start is None:
         write_json_atomic(start_path, evaluate_start(base))
         start = read_json(start_path, "start evaluation")  # as later readers see it (JSON keys are strings)
+    expected = _check_trainer_settings(out, conf, base)
     todo = [(e, s) for e in conf["estimators"] for s in conf["seeds"]
             if not _finished(out / "results" / f"{run_name(e, s)}.json", e, s, shared, echo)]
     total = len(conf["estimators"]) * len(conf["seeds"])
@@ -198,6 +224,11 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         if work is None:
             jsonl.unlink(missing_ok=True)  # an interrupted run starts over
         res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
+        diff = differing_keys(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
+        if diff:
+            raise ValueError(f"run {name} trained under other trainer settings than this comparison records "
+                             f"(recorded != this run): {'; '.join(diff[:8])}; its result is not kept. Something "
+                             "changed the trainer's configuration after it was built (a library patch?)")
         res["fingerprint"] = fingerprint(shared)
         write_json_atomic(out / "results" / f"{name}.json", res)
         if bar is not None:
@@ -234,6 +265,19 @@ def summary_table(results: dict) -> list[dict]:
         row["train_seconds"] = [r["train_seconds"] for r in runs]
         rows.append(row)
     return rows
+
+
+def _trainer_line(results: dict, recorded: dict | None) -> str:
+    """Whether every run trained under the recorded effective trainer settings, naming any field that differs."""
+    runs = [r for rs in results.values() for r in rs if r.get("trainer_settings") is not None]
+    if not runs:
+        return "n/a (no trainer, or runs from before grpo-lab recorded them)"
+    recorded = recorded or runs[0]["trainer_settings"]
+    diffs = sorted({d.split(":")[0] for r in runs for d in differing_keys(recorded, r["trainer_settings"])})
+    if diffs:
+        return f"**differ between runs in: {', '.join(diffs)}**"
+    return (f"identical in every run ({len(recorded)} GRPOConfig fields, seed aside; optimizer {recorded.get('optim')}, "
+            f"beta {recorded.get('beta')}, loss_type {recorded.get('loss_type')}; all in config.json)")
 
 
 def _distinct(results: dict, key: str) -> str:
@@ -305,13 +349,15 @@ def write_report(out: Path, conf: dict) -> Path:
             md.append(f"| {k} | {val} |")
     md += [f"| estimators | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
            "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
-                             f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class, AdamW, constant lr, "
-                             f"TRL's default loss_type, beta 0") + " |",
+                             f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class; every setting explicit "
+                             f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, constant lr, loss_type dapo, beta 0)") + " |",
            f"| versions | python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
            f"grpo_lab {v.get('grpo_lab')} |",
            f"| backend, device | {_distinct(results, 'backend')}; {_distinct(results, 'device')} |",
            f"| weights | {_distinct(results, 'weights')} |",
-           f"| torch threads | {_distinct(results, 'threads')} |", "",
+           f"| torch threads | {_distinct(results, 'threads')} |",
+           f"| trainer settings | {_trainer_line(results, read_json(out / 'config.json').get('trainer_settings'))} |",
+           "",
            "## Starting point (shared by every run)", ""]
     if has_greedy:
         md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "

@@ -6,6 +6,7 @@
     history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
     train_seconds, completions, backend, backend_why, weights, device, threads
+    trainer_settings  every GRPOConfig field that can change the run, as the trainer saw it (after any patching)
 
 Language models (the tiny LM, or any causal LM by directory / hub id) are trained through
 TRL's real ``GRPOTrainer`` (:func:`grpo_lab.trl.trainer_class`), with ``GRPOConfig`` built in
@@ -125,22 +126,76 @@ def policy_adapter(cfg: RunConfig):
     return POLICIES.get(cfg.policy, POLICIES["*"])
 
 
+# Every GRPOConfig field that changes what a run computes and that RunConfig does not set, with grpo-lab's
+# value: TRL 1.16's defaults (so published comparisons keep their meaning), written out because
+# `import unsloth` replaces TRL's defaults for the whole process (learning rate, optimizer "adamw_8bit",
+# weight decay 0.001, beta 0.001, seed 3407, ...; read in unsloth 2026.10's models/rl.py). A field the
+# installed TRL lacks is skipped (it cannot change the run).
+TRAINER_CONSTANTS = dict(
+    optim="adamw_torch_fused", weight_decay=0.0, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
+    lr_scheduler_type="constant", warmup_steps=0, gradient_accumulation_steps=1,
+    beta=0.0, loss_type="dapo", epsilon=0.2, epsilon_high=0.2, delta=None, scale_rewards="group",
+    mask_truncated_completions=False, importance_sampling_level="token", num_iterations=1, steps_per_generation=1,
+    multi_objective_aggregation="sum_then_normalize", reward_weights=None, top_entropy_quantile=1.0,
+    entropy_coef=0.0, use_adaptive_entropy=False, off_policy_mask_threshold=None, use_bias_correction_kl=True,
+    vllm_importance_sampling_correction=True, sync_ref_model=False, disable_dropout=False, shuffle_dataset=True,
+    cast_lm_head_to_fp32=False, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
+    generation_kwargs=None, label_smoothing_factor=0.0, torch_compile=False,
+)
+# What a run's effective trainer settings are compared on (the per-run seed and paths aside)
+_NOT_SETTINGS = ("output_dir", "logging_dir", "run_name", "seed", "data_seed", "disable_tqdm", "report_to",
+                 "save_strategy", "save_steps", "logging_steps", "hub_token", "push_to_hub")
+
+
 def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
-    """TRL's ``GRPOConfig`` for ``cfg``: the one place where a run's trainer settings are made."""
+    """TRL's ``GRPOConfig`` for ``cfg``: the one place where a run's trainer settings are made.
+
+    Every field that changes what is computed is set here, from ``cfg`` or :data:`TRAINER_CONSTANTS`,
+    never left to a default that another library may have patched (see :func:`trainer_settings`).
+    """
+    import dataclasses
+
     import torch
     from trl import GRPOConfig
 
     cuda = torch.cuda.is_available()
     # on a GPU: bf16 where supported, else fp16 (a T4); on a CPU: TRL's default (bf16 autocast), which every
     # published grpo-lab comparison used
-    precision = dict(bf16=torch.cuda.is_bf16_supported(), fp16=not torch.cuda.is_bf16_supported()) if cuda else {}
+    precision = dict(bf16=torch.cuda.is_bf16_supported(), fp16=not torch.cuda.is_bf16_supported()) if cuda else \
+        dict(bf16=True, fp16=False)
     saving = dict(save_strategy="steps", save_steps=cfg.save_steps) if cfg.save_steps else dict(save_strategy="no")
-    return GRPOConfig(
-        output_dir=str(output_dir), per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size,
-        num_generations=cfg.group_size, max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
-        learning_rate=cfg.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
-        max_grad_norm=cfg.max_grad_norm, logging_steps=1, report_to="none", seed=cfg.seed,
-        use_cpu=not cuda, disable_tqdm=not progress, temperature=1.0, **precision, **saving)
+    known = {f.name for f in dataclasses.fields(GRPOConfig)}
+    wanted = dict(per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
+                  max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
+                  learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
+                  **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known}, **precision)
+    args = GRPOConfig(output_dir=str(output_dir), logging_steps=1, report_to="none", use_cpu=not cuda,
+                      disable_tqdm=not progress, **wanted, **saving)
+    # a patched GRPOConfig may rewrite explicit values after construction (Unsloth turns an explicit
+    # loss_type="dapo" into mask_truncated_completions=True and epsilon_high=0.28): put ours back
+    for k, v in wanted.items():
+        if getattr(args, k) != v:
+            setattr(args, k, v)
+    return args
+
+
+def trainer_settings(args) -> dict:
+    """The effective settings of a ``GRPOConfig`` (after any patching): every field that can change what a
+    run computes, as JSON-ready values. Recorded in every result; a comparison refuses runs that differ."""
+    import dataclasses
+    import json
+
+    out = {}
+    for f in dataclasses.fields(args):
+        if f.name in _NOT_SETTINGS or f.name.startswith(("hub_", "push_", "logging_", "save_", "eval")):
+            continue
+        v = getattr(args, f.name, None)
+        try:
+            json.dumps(v)
+        except TypeError:
+            v = str(v)
+        out[f.name] = v
+    return out
 
 
 def _checkpoint_step(workdir: Path) -> int | None:
@@ -161,9 +216,13 @@ class LanguageModel:
                            max_seq_length=1024, seed=cfg.seed,
                            fast_inference=use_fast_inference(cfg.fast_inference, backend, _vllm_installed()))
 
-    def evaluate_start(self, cfg: RunConfig) -> dict:
-        import torch
+    def trainer_settings(self, cfg: RunConfig) -> dict:
+        """The effective trainer settings a run of ``cfg`` will train with (the per-run seed aside)."""
+        import tempfile
 
+        return trainer_settings(grpo_args(cfg, tempfile.gettempdir()))
+
+    def evaluate_start(self, cfg: RunConfig) -> dict:
         model, tok, info = self.load(replace(cfg, lora_r=None))
         system = system_prompt(cfg)
         ev = evaluate(model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples, cfg.eval_seed,
@@ -195,6 +254,7 @@ class LanguageModel:
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
             loss_fn=loss_fn)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
+        settings = trainer_settings(trainer.args)
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
         train_s = time.perf_counter() - t0
@@ -202,7 +262,7 @@ class LanguageModel:
         out = dict(config=asdict(cfg), history=_history(trainer.state.log_history), train_seconds=train_s,
                    completions=cfg.steps * cfg.prompts_per_step * cfg.group_size, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
-                   threads=torch.get_num_threads(), resumed_from_step=resume)
+                   threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings)
         if evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
@@ -235,6 +295,9 @@ class Tabular:
     """
 
     n_prompts = 2000
+
+    def trainer_settings(self, cfg: RunConfig) -> None:
+        return None  # no trainer: plain SGD in grpo_lab.simulator, every setting in the RunConfig
 
     def evaluate_start(self, cfg: RunConfig) -> dict:
         return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))

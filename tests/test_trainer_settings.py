@@ -1,0 +1,122 @@
+"""Issue 20: every run's effective trainer settings are set explicitly, recorded, and equal across backends.
+
+``import unsloth`` replaces TRL's ``GRPOConfig`` for the whole process with one whose defaults differ
+(read in unsloth 2026.10's models/rl.py): learning rate 5e-5, optim "adamw_8bit", weight decay 0.001,
+seed 3407, num_generations 8, beta 0.001; an explicit loss_type "dapo" turns on
+mask_truncated_completions and epsilon_high 0.28; "dr_grpo" forces scale_rewards False. Simulated here
+on a CPU; the real patch is exercised by scripts/gpu_check.sh on a GPU machine.
+"""
+
+import dataclasses
+import json
+
+import pytest
+import trl
+
+from grpo_lab.config import RunConfig
+from grpo_lab.runner import TRAINER_CONSTANTS, grpo_args, trainer_settings
+
+
+@dataclasses.dataclass
+class UnslothGRPOConfig(trl.GRPOConfig):
+    learning_rate: float = 5e-5
+    optim: str = "adamw_8bit"
+    weight_decay: float = 0.001
+    seed: int = 3407
+    num_generations: int = 8
+    beta: float = 0.001
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.loss_type == "dapo":
+            self.mask_truncated_completions, self.epsilon_high = True, 0.28
+        if self.loss_type == "dr_grpo":
+            self.scale_rewards = False
+
+
+@pytest.fixture
+def unsloth_patch(monkeypatch):
+    monkeypatch.setattr(trl, "GRPOConfig", UnslothGRPOConfig)
+
+
+CFG = RunConfig(steps=3, prompts_per_step=2, learning_rate=3e-4, seed=1)
+
+
+def test_the_simulated_patch_really_changes_defaults(unsloth_patch, tmp_path):
+    plain = trl.GRPOConfig(output_dir=str(tmp_path), use_cpu=True, loss_type="dapo")
+    assert (plain.optim, plain.beta, plain.mask_truncated_completions, plain.epsilon_high) == \
+        ("adamw_8bit", 0.001, True, 0.28)
+
+
+def test_the_effective_settings_are_the_same_with_and_without_the_patch(tmp_path, monkeypatch):
+    without = trainer_settings(grpo_args(CFG, tmp_path))
+    monkeypatch.setattr(trl, "GRPOConfig", UnslothGRPOConfig)
+    args = grpo_args(CFG, tmp_path)
+    assert type(args) is UnslothGRPOConfig  # the patched class was used ...
+    assert trainer_settings(args) == without  # ... and every setting that changes the run is still ours
+    assert (args.learning_rate, args.seed, args.num_generations, args.beta) == (3e-4, 1, 4, 0.0)
+    assert (args.mask_truncated_completions, args.epsilon_high) == (False, 0.2)
+    json.dumps(without)  # recorded as JSON in every result
+
+
+def test_every_constant_is_a_trainer_field_and_is_applied(tmp_path):
+    args = grpo_args(CFG, tmp_path)
+    fields = {f.name for f in dataclasses.fields(args)}
+    missing = set(TRAINER_CONSTANTS) - fields
+    assert missing <= {"use_adaptive_entropy", "off_policy_mask_threshold"}, missing  # newer TRL only
+    for k, v in TRAINER_CONSTANTS.items():
+        if k in fields:
+            assert getattr(args, k) == v, k
+
+
+def test_a_comparison_records_its_trainer_settings_and_refuses_a_patched_process(tmp_path, monkeypatch, capsys):
+    from grpo_lab.cli import main
+
+    args = ["compare", "--estimators", "grpo", "--seeds", "0,1", "--steps", "2", "--prompts-per-step", "2",
+            "--eval-problems", "4", "--eval-samples", "4", "--out", str(tmp_path), "--no-progress"]
+    monkeypatch.setattr("grpo_lab.compare.train", _interrupt_after_one())
+    assert main(args) == 130  # interrupted after the first run, as Ctrl-C would
+    out = next(tmp_path.iterdir())
+    recorded = json.loads((out / "config.json").read_text())["trainer_settings"]
+    assert recorded["optim"] == "adamw_torch_fused" and recorded["beta"] == 0.0
+    monkeypatch.undo()
+    monkeypatch.setattr(trl, "GRPOConfig", _Drifted)
+    with pytest.raises(SystemExit):
+        main(["compare", "--resume", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert "other trainer settings" in err and "max_grad_norm: 1.0 != 0.5" in err
+    monkeypatch.undo()
+    assert main(["compare", "--resume", str(out), "--no-progress"]) == 0
+    assert "identical in every run" in (out / "report.md").read_text()
+    with pytest.raises(SystemExit):  # caught before training, not after it
+        main(args[:-5] + ["--eval-samples", "2", "--out", str(tmp_path / "x"), "--no-progress"])
+    assert "must be at least the group size" in capsys.readouterr().err
+
+
+@dataclasses.dataclass
+class _Drifted(trl.GRPOConfig):
+    """A patch that changes a setting after construction in a way grpo_args does not set back (a new field
+    grpo-lab did not know about would look like this)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "_drift", True)
+
+    def __getattribute__(self, name):
+        if name == "max_grad_norm" and object.__getattribute__(self, "__dict__").get("_drift"):
+            return 0.5
+        return super().__getattribute__(name)
+
+
+def _interrupt_after_one():
+    from grpo_lab.runner import train
+
+    calls = []
+
+    def fake(cfg, *a, **k):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(cfg)
+        return train(cfg, *a, **k)
+
+    return fake
