@@ -159,12 +159,18 @@ def _compare(a) -> int:
     if len(conf["seeds"]) < 2:
         print("note: with one seed there are no confidence intervals; the report cannot separate estimators. "
               "Use --seeds with at least 2 seeds for intervals.")
+    return _interruptible(lambda: run_comparison(out, conf, progress=not a.no_progress), "compare", out,
+                          f"finished runs are kept in {out}/results")
+
+
+def _interruptible(job, command: str, out: Path, kept: str) -> int:
+    """Run ``job`` (which returns the report's path); Ctrl-C or SIGTERM end it cleanly with a resume hint."""
     previous = signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: cleanly, resumable
     try:
-        report = run_comparison(out, conf, progress=not a.no_progress)
+        report = job()
     except (KeyboardInterrupt, _Terminated) as e:
-        print(f"\n{'terminated' if isinstance(e, _Terminated) else 'interrupted'}: finished runs are kept in "
-              f"{out}/results; no report was written.\nresume with: grpo-lab compare --resume {out}", file=sys.stderr)
+        print(f"\n{'terminated' if isinstance(e, _Terminated) else 'interrupted'}: {kept}; no report was written."
+              f"\nresume with: grpo-lab {command} --resume {out}", file=sys.stderr)
         return 143 if isinstance(e, _Terminated) else 130
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -182,8 +188,6 @@ def _profile(a) -> int:
     if a.resume is not None:
         if given or a.quick:
             raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop the other options")
-        if not (a.resume / "config.json").is_file():
-            raise FileNotFoundError(f"{a.resume} is not a grpo-lab profile directory (no config.json)")
         cfg, out = None, a.resume
     else:
         settings = {**dict(eval_problems=200, eval_samples=16), **(PROFILE_QUICK if a.quick else {}), **given}
@@ -202,27 +206,9 @@ def _profile(a) -> int:
     if cfg is not None:
         print(f"grpo-lab profile: {cfg.policy} on {cfg.task}, {cfg.eval_problems} problems x {cfg.eval_samples} "
               f"samples -> {out}")
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
-        report = run_profile(out, cfg if cfg is not None else _resumed(out), progress=not a.no_progress,
-                             batch_size=a.batch_size, command=command_line(), share=a.share)
-    except (KeyboardInterrupt, _Terminated) as e:
-        print(f"\n{'terminated' if isinstance(e, _Terminated) else 'interrupted'}: finished chunks are kept in "
-              f"{out}/chunks; no report was written.\nresume with: grpo-lab profile --resume {out}", file=sys.stderr)
-        return 143 if isinstance(e, _Terminated) else 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    print(f"report: {report}")
-    return 0
-
-
-def _resumed(out: Path) -> RunConfig:
-    from .io import read_json
-
-    try:
-        return RunConfig(**read_json(out / "config.json", "profile config")["settings"])
-    except (KeyError, TypeError) as e:
-        raise ValueError(f"{out}/config.json is not a valid grpo-lab profile config ({e})") from None
+    return _interruptible(lambda: run_profile(out, cfg, progress=not a.no_progress, batch_size=a.batch_size,
+                                              command=command_line(), share=a.share),
+                          "profile", out, f"finished chunks are kept in {out}/chunks")
 
 
 class _Terminated(BaseException):

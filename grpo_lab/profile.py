@@ -85,9 +85,10 @@ def _chunk_path(out: Path, i: int) -> Path:
     return out / "chunks" / f"{i:04d}.json"
 
 
-def run_profile(out: Path, cfg: RunConfig, progress: bool = True, echo=print, batch_size: int = 64,
+def run_profile(out: Path, cfg: RunConfig | None, progress: bool = True, echo=print, batch_size: int = 64,
                 command: str | None = None, share: float = 0.5) -> Path:
-    """Profile ``cfg`` into ``out`` (new, or an interrupted profile to finish); returns the report's path."""
+    """Profile ``cfg`` into ``out``, or finish the interrupted profile in ``out`` with its own settings
+    (``cfg=None``, or the same settings); returns the report's path."""
     out = Path(out)
     with DirLock(out):
         conf_path = out / "config.json"
@@ -100,6 +101,8 @@ def run_profile(out: Path, cfg: RunConfig, progress: bool = True, echo=print, ba
             if conf.get("fingerprint") != fingerprint(profile_settings(stored)):
                 raise ValueError(f"{conf_path} was changed after the profile started; restore it or start anew")
             cfg, share = stored, conf.get("share", share)
+        elif cfg is None:
+            raise FileNotFoundError(f"{out} is not a grpo-lab profile directory (no config.json)")
         else:
             conf = dict(settings=asdict(cfg), fingerprint=fingerprint(profile_settings(cfg)), command=command,
                         share=share, created=time.strftime("%Y-%m-%d %H:%M:%S"))

@@ -79,6 +79,18 @@ class LabFigure(Figure):
         return buf.getvalue()
 
 
+def _log2_x(ax, xs, xlabel: str, ylabel: str, title: str | None = None) -> None:
+    """A log2 x axis labelled at ``xs`` (group sizes, k), a [0, 1] y axis, labels and a panel title."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(xs), [str(x) for x in xs])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
 def _fig(ncols: int = 1, height: float = 3.4, width: float = WIDTH, title: str | None = None, nrows: int = 1,
          **kw):
     fig = LabFigure(figsize=(width, height), layout="constrained", dpi=100)
@@ -270,12 +282,7 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
         ax.plot(ks, curves[label], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3, label=label)
         if bands and label in bands:
             _band(ax, ks, *bands[label], label)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(ks), [str(k) for k in ks])
-    ax.minorticks_off()
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("k (samples per problem)")
-    ax.set_ylabel("pass@k")
+    _log2_x(ax, ks, "k (samples per problem)", "pass@k")
     _band_note(ax, n_seeds if bands else None)
     return fig
 
@@ -470,13 +477,7 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
     b.plot(Gs, iid, "s:", color="0.35", ms=3, label="i.i.d. at the mean success rate")
     for label, (g, v) in (paper or {}).items():
         b.plot([g], [v], "*", ms=9, color="#ff7f0e", label=label)
-    b.set_xscale("log", base=2)
-    b.set_xticks(list(Gs), [str(g) for g in Gs])
-    b.minorticks_off()
-    b.set_ylim(0, 1.02)
-    b.set_xlabel("group size G")
-    b.set_ylabel("fraction of groups degenerate")
-    b.set_title("GRPO groups with no signal", fontsize=9)
+    _log2_x(b, Gs, "group size G", "fraction of groups degenerate", "GRPO groups with no signal")
     handles, labels = b.get_legend_handles_labels()
     handles.append(Patch(color="#1f77b4", alpha=BAND_ALPHA + 0.1, lw=0))
     labels.append("band: 95% t-interval over problems")
@@ -484,12 +485,6 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
     c.plot(ks, passk, "o-", color="#1f77b4", ms=3, label="pass@k (unbiased)")
     c.fill_between(ks, passk_lo, passk_hi, color="#1f77b4", alpha=BAND_ALPHA, lw=0,
                    label="band: 95% bootstrap over problems")
-    c.set_xscale("log", base=2)
-    c.set_xticks(list(ks), [str(k) for k in ks])
-    c.minorticks_off()
-    c.set_ylim(0, 1.02)
-    c.set_xlabel("k (samples per problem)")
-    c.set_ylabel("pass@k")
-    c.set_title("pass@k", fontsize=9)
+    _log2_x(c, ks, "k (samples per problem)", "pass@k", "pass@k")
     c.legend(fontsize=7)
     return fig
