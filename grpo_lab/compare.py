@@ -391,7 +391,10 @@ def write_report(out: Path, conf: dict) -> Path:
            "where the intervals do not overlap. Degenerate = fraction of training groups with zero reward spread "
            "(GRPO's advantage is 0 on them); 'first 10 steps' is the starvation the estimators start from.", ""]
     if secs:
-        md += [f"Training time per run: {np.mean(secs):.1f} s on average ({len(secs)} runs).", ""]
+        evals = [r["eval_seconds"] for runs in results.values() for r in runs if r.get("eval_seconds")]
+        md += [f"Training time per run: {np.mean(secs):.1f} s on average ({np.mean(secs) / base.steps:.1f} s per step, "
+               f"{len(secs)} runs, torch threads {_distinct(results, 'threads')})"
+               + (f"; evaluation {np.mean(evals):.1f} s per run." if evals else "."), ""]
     md += ["## Plots", "", "![training](training.png)", "", "![pass@k](passk.png)", ""]
     if has_greedy:
         md += ["![levels](levels.png)", ""]

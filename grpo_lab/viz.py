@@ -464,14 +464,18 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
     (unbiased estimate with its 95% interval over problems, the i.i.d. prediction at the mean success
     rate, the all-fail part, and ``paper`` points ``{label: (G, value)}``); pass@k with its bootstrap band.
     """
-    fig, (a, b, c) = _fig(ncols=3, height=3.3, width=WIDTH * 1.45, title=title)
+    import textwrap
+
+    fig, (a, b, c) = _fig(ncols=3, height=3.5, width=WIDTH * 1.45,
+                          title="\n".join(textwrap.wrap(title, 110)) if title else None)
     counts = np.bincount(np.asarray(correct, dtype=int), minlength=n + 1)
     a.bar(np.arange(n + 1), counts, color="#1f77b4")
     a.set_xlabel(f"correct out of {n} samples")
     a.set_ylabel("problems")
     a.set_title("per-problem success", fontsize=9)
     Gs = np.asarray(Gs)
-    b.plot(Gs, real, "o-", color="#1f77b4", ms=3, label="estimated (unbiased, per problem)")
+    # drawn wide and underneath: where all three coincide (a model that almost never succeeds) it still shows
+    b.plot(Gs, real, "o-", color="#1f77b4", ms=6, lw=3.5, alpha=0.55, zorder=1, label="estimated (unbiased, per problem)")
     b.fill_between(Gs, np.clip(real_lo, 0, 1), np.clip(real_hi, 0, 1), color="#1f77b4", alpha=BAND_ALPHA, lw=0)
     b.plot(Gs, all_fail, "v--", color="#d62728", ms=3, label="of which all fail")
     b.plot(Gs, iid, "s:", color="0.35", ms=3, label="i.i.d. at the mean success rate")
@@ -481,10 +485,10 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
     handles, labels = b.get_legend_handles_labels()
     handles.append(Patch(color="#1f77b4", alpha=BAND_ALPHA + 0.1, lw=0))
     labels.append("band: 95% t-interval over problems")
-    b.legend(handles, labels, fontsize=6.5)
+    b.legend(handles, labels, fontsize=6.5, loc="lower left")
     c.plot(ks, passk, "o-", color="#1f77b4", ms=3, label="pass@k (unbiased)")
     c.fill_between(ks, passk_lo, passk_hi, color="#1f77b4", alpha=BAND_ALPHA, lw=0,
                    label="band: 95% bootstrap over problems")
     _log2_x(c, ks, "k (samples per problem)", "pass@k", "pass@k")
-    c.legend(fontsize=7)
+    c.legend(fontsize=7, loc="best")
     return fig

@@ -20,15 +20,14 @@ def main(argv):
     out = {}
     for arg in argv:
         label, run = arg.split("=", 1)
-        run = Path(run)
+        run = Path(run).resolve()
         conf = json.loads((run / "config.json").read_text())
         prof = read_profile(run)
         correct = [c for p in sorted((run / "chunks").glob("[0-9]*.json")) for c in json.loads(p.read_text())["correct"]]
         out[label] = dict(command=conf.get("command"), created=conf.get("created"), settings=prof["settings"],
                           n_samples=prof["n_samples"], correct=correct, weights=prof["weights"],
                           seconds=prof["seconds"], new_tokens=prof["new_tokens"], threads=prof["threads"],
-                          report=str(run.relative_to(ROOT) / "report.md") if run.resolve().is_relative_to(ROOT)
-                          else None)
+                          report=str(run.relative_to(ROOT) / "report.md") if run.is_relative_to(ROOT) else None)
     path = ROOT / "grpo_lab" / "data" / "profiles.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")

@@ -81,7 +81,7 @@ def test_the_cache_is_reused_and_a_missing_model_names_both_ways(tmp_path, monke
     import grpo_lab.policy as policy
 
     path, where = smollm2_dir(hub=False)
-    assert (path / "model.safetensors").is_file() and str(cache_home()) in str(path) and "cached" in where
+    assert (path / "model.safetensors").is_file() and str(cache_home()) in str(path) and "cache" in where
     monkeypatch.setenv("GRPO_LAB_CACHE", str(tmp_path / "empty"))
     monkeypatch.setattr(policy, "smollm2_gguf", lambda: None)
     monkeypatch.setattr(policy, "_hub_snapshot", lambda hub_id: None)
@@ -123,3 +123,13 @@ def test_grpo_lab_profile_runs_on_the_real_model(tmp_path):
     prof = read_profile(out)
     assert prof["n_problems"] == 2 and prof["n_samples"] == 2 and "Q4_1" in prof["weights"][0]
     assert "smollm2" in (out / "report.md").read_text()
+
+
+def test_a_copy_of_the_gguf_can_be_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRPO_LAB_SMOLLM2_GGUF", str(tmp_path / "missing.gguf"))
+    with pytest.raises(FileNotFoundError, match="GRPO_LAB_SMOLLM2_GGUF"):
+        smollm2_gguf()
+    monkeypatch.delenv("GRPO_LAB_SMOLLM2_GGUF")
+    real = smollm2_gguf()
+    monkeypatch.setenv("GRPO_LAB_SMOLLM2_GGUF", str(real))
+    assert smollm2_gguf() == real
