@@ -156,7 +156,7 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
             nb.metadata["accelerator"] = "GPU"
             nb.metadata["colab"] = {"gpuType": "T4", "provenance": []}
         nb.cells = header(target, src.stem, title)
-        n_ex = 0
+        n_ex, heading = 0, None
         for kind, text in cells:
             if kind in ("exercise-md", "exercise", "check", "answer") and target == "notebooks":
                 continue
@@ -166,9 +166,12 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
                     if target == "exercises" else "**Model answer.** " + markdown(text)))
             elif kind in ("markdown", "exercise-md"):
                 nb.cells.append(nbformat.v4.new_markdown_cell(markdown(text)))
+                if kind == "exercise-md":
+                    heading = re.search(r"(?:Exercise|question) (\d\d\.\d+)", text)
             elif kind == "exercise":
                 n_ex += 1
-                name = f"{src.stem[:2]}.{n_ex}"
+                # the stub names the exercise its heading names (not its position among the code cells)
+                name = heading.group(1) if heading else f"{src.stem[:2]}.{n_ex}"
                 nb.cells.append(nbformat.v4.new_code_cell(stub(text, name) if target == "exercises"
                                                           else solution(text)))
             else:

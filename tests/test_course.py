@@ -148,3 +148,19 @@ def test_a_rebuild_keeps_outputs_only_while_the_cells_are_unchanged(tmp_path):
     edited.write_text(src.read_text().replace("# %%\nimport numpy as np", "# %%\nimport numpy as np  # edited", 1))
     rebuilt = carry_outputs(build(edited)["notebooks"], committed)
     assert not any(c.get("outputs") for c in rebuilt.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("exercises/*.ipynb")), ids=lambda p: p.name)
+def test_each_stub_names_its_own_exercise(path):
+    """Issue 19: 05.3's stub said "exercise 05.2" (stubs were numbered by position, headings by hand)."""
+    import re
+
+    nb = nbformat.read(path, as_version=4)
+    heading = None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"### (?:Exercise|Open question) (\d\d\.\d+)", cell.source)
+            heading = m.group(1) if m else heading
+        elif "raise NotImplementedError" in cell.source:
+            named = re.findall(r'NotImplementedError\("exercise (\d\d\.\d+):', cell.source)
+            assert named and set(named) == {heading}, f"{path.name}: stub names {named} under heading {heading}"
