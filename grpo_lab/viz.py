@@ -93,10 +93,12 @@ def _log2_x(ax, xs, xlabel: str, ylabel: str, title: str | None = None) -> None:
 
 def _fig(ncols: int = 1, height: float = 3.4, width: float = WIDTH, title: str | None = None, nrows: int = 1,
          **kw):
+    import textwrap
+
     fig = LabFigure(figsize=(width, height), layout="constrained", dpi=100)
     axes = fig.subplots(nrows, ncols, **kw)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if title:  # wrapped to the figure's width: a long task name must not run off the edge
+        fig.suptitle("\n".join(textwrap.wrap(title, int(width * 11))), fontsize=10)
     return fig, axes
 
 
@@ -464,10 +466,7 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
     (unbiased estimate with its 95% interval over problems, the i.i.d. prediction at the mean success
     rate, the all-fail part, and ``paper`` points ``{label: (G, value)}``); pass@k with its bootstrap band.
     """
-    import textwrap
-
-    fig, (a, b, c) = _fig(ncols=3, height=3.5, width=WIDTH * 1.45,
-                          title="\n".join(textwrap.wrap(title, 110)) if title else None)
+    fig, (a, b, c) = _fig(ncols=3, height=3.5, width=WIDTH * 1.45, title=title)
     counts = np.bincount(np.asarray(correct, dtype=int), minlength=n + 1)
     a.bar(np.arange(n + 1), counts, color="#1f77b4")
     a.set_xlabel(f"correct out of {n} samples")
