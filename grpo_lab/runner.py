@@ -91,8 +91,9 @@ def apply_threads(threads: int | None) -> int:
     """Set torch's CPU threads for this process, once, where a run starts; returns the count in force.
 
     ``None``: 1 thread on a machine with at most 4 cores, else torch's default. Measured on 2 cores
-    (docs/benchmarks.md): a second thread gains about 1.2x on a quiet machine and loses up to 15x when
-    another process holds a core, so one thread is the safe choice where cores are few.
+    (docs/benchmarks.md): a second thread gains 1.35-1.54x on a quiet machine and loses 1.7-2.6x (up to
+    15x in another measurement) when another process holds a core, so one thread is the safe choice
+    where cores are few.
     """
     import os
 
