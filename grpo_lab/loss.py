@@ -58,6 +58,10 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     """
     if loss_type not in LOSS_TYPES:
         raise ValueError(f"unknown loss_type {loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
+    for name, t in (("logp", logp), ("old_logp", old_logp), ("advantages", advantages), ("mask", mask),
+                    ("ref_logp", ref_logp)):
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor, got {type(t).__name__} (torch.as_tensor converts it)")
     epsilon_high = epsilon_low if epsilon_high is None else epsilon_high
     for name, value in (("epsilon_low", epsilon_low), ("epsilon_high", epsilon_high), ("beta", beta)):
         as_number(name, value, low=0.0)
@@ -68,6 +72,11 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
             raise ValueError(f"{name} is needed (beta={beta})")
         if t.shape != logp.shape:
             raise ValueError(f"{name} has shape {tuple(t.shape)}, logp {tuple(logp.shape)}: they must match")
+    if logp.numel() == 0:
+        raise ValueError(f"the batch is empty (logp of shape {tuple(logp.shape)})")
+    if advantages.dim() not in (1, 2):
+        raise ValueError(f"advantages must be (completions,) or (completions, tokens), got shape "
+                         f"{tuple(advantages.shape)}")
     if advantages.dim() == 1:
         advantages = advantages.unsqueeze(1)
     if advantages.shape[0] != logp.shape[0] or advantages.shape[1] not in (1, logp.shape[1]):
@@ -76,7 +85,21 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     if loss_type == "dr_grpo" and (max_completion_length is None or max_completion_length < logp.shape[1]):
         raise ValueError("loss_type='dr_grpo' needs max_completion_length >= the number of tokens, "
                          f"got {max_completion_length!r} for {logp.shape[1]} tokens")
-    mask = mask.to(logp.dtype)
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError("mask must hold only 0 and 1 (a 2 would double a token's weight, a -1 flip it)")
+    if num_tokens is not None and loss_type == "dapo":
+        n = torch.as_tensor(num_tokens)
+        if n.numel() != 1 or not bool(torch.isfinite(n)) or float(n) <= 0:
+            raise ValueError(f"num_tokens must be one positive, finite number, got {num_tokens!r}")
+    keep = mask.bool()
+    # masked positions must not matter, whatever they hold (NaN, inf): select, never multiply, and select the
+    # inputs too, so that no NaN reaches the gradient through exp() at a position the loss ignores
+    zero = torch.zeros((), dtype=logp.dtype, device=logp.device)
+    logp, old_logp = torch.where(keep, logp, zero), torch.where(keep, old_logp, zero)
+    ref_logp = torch.where(keep, ref_logp, zero) if beta else ref_logp
+    if advantages.shape[1] > 1:
+        advantages = torch.where(keep, advantages, zero)
+    mask = keep.to(logp.dtype)
 
     ratio = torch.exp(logp - old_logp)
     clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)

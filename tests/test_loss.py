@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from datasets import Dataset
@@ -137,3 +138,47 @@ def test_loss_fn_is_refused_where_it_cannot_stand_for_trls_loss(tmp_path):
 def test_a_loss_fn_that_returns_no_scalar_is_named(tmp_path):
     with pytest.raises(ValueError, match="loss_fn must return a scalar tensor"):
         _train(tmp_path, "grpo", lambda logp, *a, **k: logp.sum(-1), steps=1)
+
+
+@pytest.mark.parametrize("junk", [float("nan"), float("inf"), -float("inf"), 1e30])
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo", "bnpo", "dr_grpo"])
+def test_masked_positions_never_matter(junk, loss_type):
+    """Issue 18: NaN or inf at masked positions leaked into the loss and the gradient (multiply, not select)."""
+    torch.manual_seed(0)
+    logp = torch.randn(3, 5, requires_grad=True)
+    old, ref = torch.randn(3, 5), torch.randn(3, 5)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], dtype=torch.float32)
+    adv = torch.tensor([0.5, -1.0, 2.0])
+    kw = dict(loss_type=loss_type, beta=0.04, max_completion_length=5)
+    clean = grpo_loss(logp, old, adv, mask, ref_logp=ref, **kw)
+    (g_clean,) = torch.autograd.grad(clean, logp)
+    dirty = logp.detach().clone()
+    dirty[mask == 0] = junk
+    dirty.requires_grad_(True)
+    old_d, ref_d = old.clone(), ref.clone()
+    old_d[mask == 0], ref_d[mask == 0] = junk, junk
+    loss = grpo_loss(dirty, old_d, adv, mask, ref_logp=ref_d, **kw)
+    (g,) = torch.autograd.grad(loss, dirty)
+    assert torch.equal(loss, clean) and torch.isfinite(g).all()
+    assert torch.allclose(g, g_clean) and (g[mask == 0] == 0).all()
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(num_tokens=0), "num_tokens must be one positive"),
+    (dict(num_tokens=-3), "num_tokens must be one positive"),
+    (dict(num_tokens=float("nan")), "num_tokens must be one positive"),
+    (dict(num_tokens=torch.tensor([4.0, 5.0])), "num_tokens must be one positive"),
+    (dict(mask=torch.full((2, 3), 2.0)), "only 0 and 1"),
+    (dict(mask=-torch.ones(2, 3)), "only 0 and 1"),
+    (dict(advantages=torch.ones(2, 2, 1)), "advantages must be"),
+    (dict(advantages=torch.tensor(1.0)), "advantages must be"),
+    (dict(advantages=np.ones(2)), "must be a torch tensor"),
+])
+def test_bad_loss_inputs_are_named(kw, match):
+    args = dict(logp=torch.zeros(2, 3), old_logp=torch.zeros(2, 3), advantages=torch.ones(2), mask=torch.ones(2, 3),
+                loss_type="dapo")
+    args.update(kw)
+    with pytest.raises((ValueError, TypeError), match=match):
+        grpo_loss(**args)
+    with pytest.raises(ValueError, match="empty"):
+        grpo_loss(torch.zeros(0, 3), torch.zeros(0, 3), torch.ones(0), torch.ones(0, 3))
