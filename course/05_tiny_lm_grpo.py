@@ -152,7 +152,7 @@ print("logged keys:", sorted(k for k in probe["grpo"]["history"][0] if k.startsw
 
 # %% [check]
 checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation/frac_nonzero_adv"],
-                        "fraction of completions with A != 0 at step 1", tol=0.15)
+                        "fraction of completions with A != 0 at step 1", tol=0.15, n=BASE.prompts_per_step)
 
 # %% [exercise-md]
 # ### Exercise 05.4 — build it: your GRPO advantage, in the real trainer

@@ -151,15 +151,24 @@ def check_reward_function(fn) -> None:
     _ok("reward function", len(cases))
 
 
-def check_prediction(predicted, measured: float, name: str, tol: float) -> None:
+def check_prediction(predicted, measured: float, name: str, tol: float, n: int | None = None) -> None:
     """A predict-first exercise: compare the number predicted *before* a run with the one it measured.
 
     Never fails for a wrong guess (that is the point of predicting); it fails only when no number was given.
+    ``n``: the measured value is a fraction over ``n`` independent draws (groups, prompts), so it has sampling
+    noise of its own; the window is then at least 1.96 x sqrt(q (1 - q) / n) at the predicted q, and the
+    message says so. A right prediction is judged against the noise of what it is compared with.
     """
     if not isinstance(predicted, (int, float)) or isinstance(predicted, bool) or predicted != predicted:
         raise AssertionError(f"{name}: give your prediction as a number, got {predicted!r}")
+    why = ""
+    if n is not None:
+        q = min(max(float(predicted), 0.0), 1.0)
+        noise = 1.96 * (q * (1 - q) / n) ** 0.5
+        if noise > tol:
+            tol, why = noise, f"; the run's value is a fraction of only {n}, so ±{noise:.2f} is its own sampling noise"
     verdict = "within" if abs(predicted - measured) <= tol else "outside"
-    print(f"{name}: you predicted {predicted:.3f}, the run measured {measured:.3f} ({verdict} ±{tol:g}).")
+    print(f"{name}: you predicted {predicted:.3f}, the run measured {measured:.3f} ({verdict} ±{tol:.2g}{why}).")
 
 
 def check_group_advantages(fn) -> None:

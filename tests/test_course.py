@@ -164,3 +164,15 @@ def test_each_stub_names_its_own_exercise(path):
         elif "raise NotImplementedError" in cell.source:
             named = re.findall(r'NotImplementedError\("exercise (\d\d\.\d+):', cell.source)
             assert named and set(named) == {heading}, f"{path.name}: stub names {named} under heading {heading}"
+
+
+def test_a_right_prediction_is_judged_against_the_noise_of_what_it_is_compared_with(capsys):
+    """Issue 19: exercise 05.3's correct reasoning (1 - degenerate = 0.334) against a first step of 8 groups that
+    measured 0.625 was reported "outside ±0.15"; 8 groups have a sampling noise of about ±0.33 at that rate."""
+    checks.check_prediction(0.334, 0.625, "mixed fraction", tol=0.15, n=8)
+    out = capsys.readouterr().out
+    assert "(within" in out and "sampling noise" in out
+    checks.check_prediction(0.334, 0.95, "mixed fraction", tol=0.15, n=8)
+    assert "(outside" in capsys.readouterr().out  # a value far beyond the noise is still called out
+    checks.check_prediction(0.5, 0.9, "many draws", tol=0.15, n=10_000)
+    assert "(outside ±0.15)" in capsys.readouterr().out  # with many draws the given tolerance stands
