@@ -155,11 +155,13 @@ def dapo_keep_mask(rewards, group_size: int | None = None, *, tol: float = DEFAU
 
 def dapo(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU, eps: float = DEFAULT_EPS,
          unbiased: bool = True, nan_policy: str = "unscored") -> torch.Tensor:
-    """DAPO's dynamic-sampling view (arXiv 2503.14476): GRPO advantages, degenerate groups dropped.
+    """DAPO's filter seen from the advantage alone (arXiv 2503.14476): GRPO advantages, degenerate groups zeroed.
 
     ``A_i = keep_g * (r_i - mean_g) / (std_g + eps)`` with ``keep_g`` from :func:`dapo_keep_mask`.
-    For 0/1 rewards this equals :func:`grpo` (a degenerate group already gets 0); the
-    difference is bookkeeping: DAPO refills the batch with informative groups instead.
+    For 0/1 rewards this equals :func:`grpo` (a degenerate group already gets 0). DAPO's actual
+    remedy is a *sampling* rule, the batch refilled with informative groups: that is
+    ``sampling="dynamic"`` in :func:`grpo_lab.trl.trainer_class`, and the method ``dapo`` of
+    ``grpo-lab compare`` (notebook 09).
     """
     tol, eps = _tol("tol", tol), _eps(eps)
     g = group(rewards, group_size, nan_policy)

@@ -286,3 +286,47 @@ def check_pass_at_k(fn) -> None:
         if got is None or not math.isclose(float(got), want, rel_tol=1e-7, abs_tol=1e-12):
             raise AssertionError(f"pass@{k} with {c} correct of n={n} should be {_fmt(want)}; your function gave {got}")
     _ok("pass_at_k", len(cases))
+
+
+def check_group_filter(fn) -> None:
+    """Exercise 09.2 (build it): ``fn(rewards, G)`` says, per group, whether dynamic sampling keeps it: the
+    group's rewards are not all equal (:func:`grpo_lab.starvation.filter_groups`). Flat rewards in TRL's
+    layout; the answer is one bool per group (a tensor, array or list). Cases include graded rewards, where
+    "some right, some wrong" is not the same as "not all equal"."""
+    from .starvation import filter_groups
+
+    cases = [([0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0], 4), ([1, 1, 0, 1, 0, 0], 2),
+             ([0.0] * 8 + [1.0] * 7 + [0.0], 8), ([0.5, 0.5, 0.5, 0.2, 0.7, 0.2, 1.0, 1.0, 1.0], 3),
+             ([3.0, 3.0, -1.0, -1.0, 0.25, 0.75], 2)]
+    for r, G in cases:
+        rewards = torch.tensor(r, dtype=torch.float32)
+        want = filter_groups(rewards, G).keep.tolist()
+        got = fn(rewards.clone(), G)
+        got = got.tolist() if hasattr(got, "tolist") else list(got)
+        if len(got) != len(want):
+            raise AssertionError(f"rewards {r} with G={G}: expected one verdict per group ({len(want)}), got "
+                                 f"{len(got)}")
+        for i, (a, b) in enumerate(zip(got, want)):
+            if bool(a) != b:
+                group = r[i * G:(i + 1) * G]
+                hint = ("; counting right answers works for 0/1 rewards only: compare the rewards themselves"
+                        if any(x not in (0, 1) for x in group) else "")
+                raise AssertionError(f"rewards {r} with G={G}: group {i} {group} should be "
+                                     f"{'kept (its rewards differ)' if b else 'dropped (all equal)'}; your function "
+                                     f"says {'keep' if a else 'drop'}{hint}")
+    _ok("group filter", len(cases))
+
+
+def student_function(namespace: dict, name: str, probe_call):
+    """The student's function ``name`` from ``namespace`` (a notebook's ``globals()``), or None while it is not
+    written (the lesson, which has no exercise cells) or still a stub (``NotImplementedError`` when probed with
+    ``probe_call(fn)``). Any other error is the student's bug and is raised, not hidden behind the library's
+    function (notebooks 05 and 09 train with the student's functions where they exist)."""
+    fn = namespace.get(name)
+    if fn is None:
+        return None
+    try:
+        probe_call(fn)
+    except NotImplementedError:
+        return None
+    return fn

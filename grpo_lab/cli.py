@@ -10,9 +10,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .advantages import ESTIMATORS
-from .config import RunConfig, cli_fields, gsm8k_config
+from .config import RunConfig, cli_fields, gsm8k_config, parse_method
 
-DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo")
+DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo", "grpo+drop", "grpo+skip")
 # --quick: what the tests run; about half a minute on 2 CPU cores (measured 2026-11-22)
 QUICK = dict(estimators=("grpo", "sign"), seeds=(0, 1), steps=8, prompts_per_step=8, eval_problems=40,
              eval_samples=8, train_problems=500)
@@ -53,9 +53,11 @@ def _estimators(text: str) -> list[str]:
     out = [x.strip() for x in text.split(",") if x.strip()]
     if not out:
         raise UsageError(f"--estimators needs at least one value, got {text!r}; choose from {', '.join(ESTIMATORS)}")
-    bad = [x for x in out if x not in ESTIMATORS]
-    if bad:
-        raise UsageError(f"unknown estimator(s) {', '.join(bad)}; choose from {', '.join(ESTIMATORS)}")
+    for x in out:
+        try:
+            parse_method(x)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     if len(set(out)) != len(out):
         raise UsageError(f"--estimators lists one twice: {text!r}")
     return out
@@ -68,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Train every estimator and seed with TRL's GRPOTrainer under the same settings, "
                                    "then write runs/<timestamp>/report.md with plots and metrics.jsonl.")
     c.add_argument("--estimators", default=None,
-                   help=f"comma-separated, from {', '.join(ESTIMATORS)} (default: {','.join(DEFAULT_ESTIMATORS)})")
+                   help=f"comma-separated methods: an estimator ({', '.join(ESTIMATORS)}), dapo (grpo with DAPO's "
+                        "dynamic sampling), or estimator+dynamic / +drop / +skip[=p], e.g. grpo+drop "
+                        f"(default: {','.join(DEFAULT_ESTIMATORS)})")
     c.add_argument("--seeds", default=None, help="comma-separated seeds (default: 0,1,2)")
     for f, flag in cli_fields():  # one option per documented RunConfig field marked cli
         names = (flag, "-G") if f.name == "group_size" else (flag,)

@@ -1,4 +1,8 @@
-"""``grpo-lab compare``: every estimator x every seed under one fixed config, then a report.
+"""``grpo-lab compare``: every method x every seed under one fixed config, then a report.
+
+A method is an estimator, optionally with a sampling rule (:func:`grpo_lab.config.parse_method`): ``grpo``,
+``sign``, ``dapo`` (GRPO + DAPO's dynamic sampling), ``grpo+drop``, ``grpo+skip``, ... Every run records the
+completions and tokens it generated; ``budget_completions`` stops every run at the same generation budget.
 
 Layout of a comparison directory (``runs/<timestamp>/``)::
 
@@ -29,19 +33,20 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RunConfig
+from .config import RunConfig, method_name, parse_method
 from .io import DirLock, differing_keys, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_of
 from .runner import KS, evaluate_start, train
 from .starvation import start_starvation, summarize_rows
 from .stats import fmt_ci, mean_ci, mean_ci_columns
 
-PER_RUN = ("estimator", "seed")  # the settings that differ between the runs of one comparison
+PER_RUN = ("estimator", "seed", "sampling", "skip_prob")  # what differs between the runs of one comparison
 
 
 def shared_settings(cfg) -> dict:
-    """The settings every run of a comparison shares (a ``RunConfig`` or its dict, less estimator and seed)."""
-    d = asdict(cfg) if not isinstance(cfg, dict) else dict(cfg)
+    """The settings every run of a comparison shares (a ``RunConfig`` or its dict, less the method and seed).
+    A dict from an older grpo-lab gets today's defaults for the fields it lacks."""
+    d = asdict(cfg) if not isinstance(cfg, dict) else asdict(RunConfig(**cfg))
     return {k: v for k, v in d.items() if k not in PER_RUN}
 
 
@@ -60,6 +65,8 @@ def _versions() -> dict:
 def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None) -> dict:
     if not list(estimators) or not list(seeds):
         raise ValueError("a comparison needs at least one estimator and one seed")
+    for m in estimators:  # an unreadable method name fails here, before anything is trained
+        base.with_run(m, 0).validate()
     if base.policy != "tabular" and base.eval_samples < base.group_size:
         raise ValueError(f"eval_samples ({base.eval_samples}) must be at least the group size ({base.group_size}): "
                          "the report estimates the degenerate fraction at G from the evaluation's samples")
@@ -109,7 +116,8 @@ def read_config(out: Path) -> dict:
             raise ValueError("no estimators or no seeds")
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path} is not a valid grpo-lab comparison config ({e})") from None
-    now = fingerprint(shared_settings(conf["base"]))
+    stored_keys = set(read_json(path, "comparison config")["base"])  # fields added since then are not in it
+    now = fingerprint({k: v for k, v in shared_settings(conf["base"]).items() if k in stored_keys})
     if conf.get("fingerprint") != now:
         finished = sorted((Path(out) / "results").glob("*.json"))
         diff = []
@@ -137,7 +145,7 @@ def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
         cfg = res["config"]
         ok_keys = all(k in res for k in ("history", "eval")) and isinstance(res["eval"], dict)
         diff = differing_keys(shared_settings(cfg), shared)
-        who = (cfg.get("estimator"), cfg.get("seed"))
+        who = (method_name(cfg), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         echo(f"{path} is damaged ({str(e)[:120]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
@@ -263,8 +271,29 @@ def summary_table(results: dict) -> list[dict]:
         for key in ("acr_start", "acr_run", "all_fail_run", "all_pass_run"):
             row[key] = [s[key] for s in summ]
         row["train_seconds"] = [r["train_seconds"] for r in runs]
+        gen = [r.get("generated") or {} for r in runs]
+        row["steps_done"] = [r.get("steps_done", r["config"]["steps"]) for r in runs]
+        row["completions"] = [r.get("completions") for r in runs]
+        row["tokens"] = [g.get("tokens") for g in gen]
+        row["kept"] = [g.get("trained_informative") for g in gen]
+        row["rounds_per_step"] = [g["rounds"] / g["batches"] if g.get("batches") else None for g in gen]
+        row["skipped"] = [g.get("skipped_prompts") for g in gen]
+        row["short_steps"] = [sum(h.get("sampling/short", 0) or 0 for h in r["history"]) for r in runs]
         rows.append(row)
     return rows
+
+
+def _budget_phrase(base: RunConfig) -> str:
+    """At which cost the runs of a comparison were compared (the results table's heading)."""
+    if base.budget_completions is not None:
+        return (f"at an equal generation budget: every run stopped at the end of the first step at which it had "
+                f"generated {base.budget_completions} training completions (or after {base.steps} steps)")
+    return f"at equal optimizer steps ({base.steps} per run; the generation each spent is in the cost table)"
+
+
+def _mean_or_na(values, fmt="{:.0f}") -> str:
+    v = [x for x in values if x is not None]
+    return fmt.format(float(np.mean(v))) if v else "n/a"
 
 
 def _trainer_line(results: dict, recorded: dict | None) -> str:
@@ -315,10 +344,15 @@ def write_report(out: Path, conf: dict) -> Path:
 
     histories = {e: [r["history"] for r in runs] for e, runs in results.items()}
     n_seeds = len(conf["seeds"])
-    setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {base.steps} steps, "
+    budget = f"budget {base.budget_completions} completions" if base.budget_completions else f"{base.steps} steps"
+    setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {budget}, "
                f"{n_seeds} seed{'s' if n_seeds > 1 else ''}")
     figs = {"training.png": viz.starvation_curves(histories, title=f"Training batches ({setting}); "
                                                                    "moving average over 10 steps")}
+    if all(any("sampling/completions_total" in row for row in h) for hs in histories.values() for h in hs):
+        figs["training_by_completions.png"] = viz.starvation_curves(
+            histories, x="completions", title=f"The same against generation cost ({setting}); moving average over "
+                                              "10 steps")
     start_pk = pass_at_k_of(start, KS)
     ks = [k for k in KS if k in start_pk]
     curves = {"start": [start_pk[k] for k in ks]}
@@ -345,9 +379,9 @@ def write_report(out: Path, conf: dict) -> Path:
           "## Settings (the same for every run)", "",
           "| setting | value |", "|---|---|"]
     for k, val in asdict(base).items():
-        if k not in ("estimator", "seed"):
+        if k not in PER_RUN:
             md.append(f"| {k} | {val} |")
-    md += [f"| estimators | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
+    md += [f"| methods | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
            "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
                              f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class; every setting explicit "
                              f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, constant lr, loss_type dapo, beta 0)") + " |",
@@ -377,25 +411,40 @@ def write_report(out: Path, conf: dict) -> Path:
         md.append(f"| {row['estimator']} | {row['seeds']} | {fmt_ci(row['greedy'])} | {fmt_ci(row['pass@1'])} | "
                   f"{fmt_ci(row['pass@16'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
                   f"{fmt_ci(row['all_fail_run'])} | {fmt_ci(row['all_pass_run'])} |")
-    if "grpo" in results and "dapo" in results and [_passk(r) for r in results["grpo"]] == \
-            [_passk(r) for r in results["dapo"]]:
-        md += ["", "dapo equals grpo seed for seed, as it must with 0/1 rewards: a degenerate group already has "
-                   "GRPO advantage 0, and DAPO's refilling of the batch is not implemented. The figures draw dapo "
-                   "dashed on top of grpo."]
+    md += ["", f"Compared {_budget_phrase(base)}.", "",
+           "### Generation cost (mean per run)", "",
+           "| method | steps | completions generated | new tokens | informative groups trained | rounds per step "
+           "| steps short of informative groups | prompts skipped | training seconds |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for row in table:
+        md.append(f"| {row['estimator']} | {_mean_or_na(row['steps_done'], '{:.1f}')} | "
+                  f"{_mean_or_na(row['completions'])} | {_mean_or_na(row['tokens'])} | {_mean_or_na(row['kept'])} | "
+                  f"{_mean_or_na(row['rounds_per_step'], '{:.2f}')} | {_mean_or_na(row['short_steps'], '{:.1f}')} | "
+                  f"{_mean_or_na(row['skipped'])} | {_mean_or_na(row['train_seconds'], '{:.1f}')} |")
+    md += ["", "Informative groups trained: groups with reward spread that reached the loss (plain GRPO trains its "
+               "degenerate groups too, at advantage 0). A round is one generation batch of prompts_per_step prompts; "
+               "dynamic sampling (dapo) generates rounds until the step holds prompts_per_step informative groups or "
+               f"max_generation_rounds ({base.max_generation_rounds}) is reached."]
     secs = [s for row in table for s in row["train_seconds"] if s]
     start_line = f"Start: pass@1 {start_pk[1]:.3f}" + (f", pass@16 {start_pk[16]:.3f}" if 16 in start_pk else "")
     if has_greedy:
         start_line += f", greedy {start['greedy']:.3f}"
     md += ["", start_line + ".", "",
            "Reading it: intervals come from few seeds and are wide; an estimator is better than another here only "
-           "where the intervals do not overlap. Degenerate = fraction of training groups with zero reward spread "
-           "(GRPO's advantage is 0 on them); 'first 10 steps' is the starvation the estimators start from.", ""]
+           "where the intervals do not overlap. Degenerate = fraction of the groups generated for training with zero "
+           "reward spread (GRPO's advantage is 0 on them; under dynamic sampling, of every round generated, before "
+           "the filter); 'first 10 steps' is the starvation the methods start from.", ""]
     if secs:
         evals = [r["eval_seconds"] for runs in results.values() for r in runs if r.get("eval_seconds")]
-        md += [f"Training time per run: {np.mean(secs):.1f} s on average ({np.mean(secs) / base.steps:.1f} s per step, "
+        steps = [s for row in table for s, t in zip(row["steps_done"], row["train_seconds"]) if t]
+        md += [f"Training time per run: {np.mean(secs):.1f} s on average ({sum(secs) / max(sum(steps), 1):.2g} s per "
+               f"step, "
                f"{len(secs)} runs, torch threads {_distinct(results, 'threads')})"
                + (f"; evaluation {np.mean(evals):.1f} s per run." if evals else "."), ""]
-    md += ["## Plots", "", "![training](training.png)", "", "![pass@k](passk.png)", ""]
+    md += ["## Plots", "", "![training](training.png)", ""]
+    if "training_by_completions.png" in figs:
+        md += ["![training against completions generated](training_by_completions.png)", ""]
+    md += ["![pass@k](passk.png)", ""]
     if has_greedy:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]

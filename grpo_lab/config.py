@@ -22,6 +22,25 @@ def _f(default, help: str, cli: str | None = None, **kw):
     return field(default=default, metadata={"help": help, "cli": cli, **kw})
 
 
+SAMPLINGS = ("none", "dynamic", "drop")
+ON_EXHAUSTED = ("train", "skip")
+
+
+def check_sampling(sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
+                   skip_prob: float = 0.0) -> None:
+    """Raise ``ValueError`` naming a bad sampling setting (the trainer and :class:`grpo_lab.config.RunConfig`)."""
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
+    as_int("max_generation_rounds", max_generation_rounds, minimum=1)
+    if on_exhausted not in ON_EXHAUSTED:
+        raise ValueError(f"on_exhausted must be 'train' (train on the informative groups found) or 'skip' "
+                         f"(no policy-gradient step), got {on_exhausted!r}")
+    if isinstance(skip_prob, bool) or not isinstance(skip_prob, (int, float)) or not math.isfinite(skip_prob) \
+            or not 0 <= skip_prob < 1:
+        raise ValueError(f"skip_prob must be a number in [0, 1) (a skipped prompt must be able to come back), "
+                         f"got {skip_prob!r}")
+
+
 SPECIAL_POLICIES = ("tiny-lm", "tabular")  # the two that are not language models with a chat template
 
 
@@ -62,6 +81,24 @@ class RunConfig:
                                            "backend is Unsloth; Unsloth's trainer then sets use_vllm itself)")
     save_steps: int = _f(0, "save a resumable checkpoint every this many steps (0: never)")
     smoke: bool = _f(False, "the task's offline stand-in data (GSM8K: the synthetic word problems)")
+    sampling: str = _f("none", "which groups a step trains on: none (every group generated), dynamic (DAPO's dynamic "
+                               "sampling: degenerate groups dropped, more prompts generated until the batch is full "
+                               "of informative ones), drop (degenerate groups left out of the loss and its "
+                               "normaliser, no refill); set per run by a method name such as dapo (notebook 09)")
+    skip_prob: float = _f(0.0, "probability of replacing, before generation, a prompt whose latest group was "
+                               "degenerate (0: never; set per run by a method name such as grpo+skip)")
+    max_generation_rounds: int = _f(8, "dynamic sampling: at most this many generation rounds per step (a round = "
+                                       "prompts_per_step prompts x G)", "--max-generation-rounds")
+    on_exhausted: str = _f("train", "dynamic sampling, when the rounds run out before the batch is full: train "
+                                    "(on the informative groups found) or skip (no policy-gradient step)",
+                           "--on-exhausted")
+    budget_completions: int | None = _f(None, "stop every run at the end of the first step at which it has generated "
+                                              "this many training completions (None: run all steps); runs "
+                                              "then compare at equal generation cost", "--budget-completions")
+    epsilon_high: float = _f(0.2, "upper clip of the probability ratio (DAPO's clip-higher uses 0.28; every method "
+                                  "gets the same value unless given)", "--epsilon-high")
+    mask_truncated_completions: bool = _f(False, "leave completions cut at max_completion_length out of the loss "
+                                                 "(DAPO's overlong filtering; TRL's setting)")
     threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
@@ -87,6 +124,18 @@ class RunConfig:
             raise ValueError(f"--data is a local GSM8K file, for --task gsm8k; task {self.task!r} makes its own problems")
         if self.threads is not None:
             as_int("threads", self.threads, minimum=1)
+        check_sampling(self.sampling, self.max_generation_rounds, self.on_exhausted, self.skip_prob)
+        if self.budget_completions is not None:
+            one_step = self.prompts_per_step * self.group_size
+            if as_int("budget_completions", self.budget_completions, minimum=1) < one_step:
+                raise ValueError(f"budget_completions ({self.budget_completions}) is smaller than one step "
+                                 f"({self.prompts_per_step} prompts x G={self.group_size} = {one_step} completions)")
+        if not (isinstance(self.epsilon_high, (int, float)) and not isinstance(self.epsilon_high, bool)
+                and math.isfinite(self.epsilon_high) and self.epsilon_high >= 0):
+            raise ValueError(f"epsilon_high must be a number >= 0, got {self.epsilon_high!r}")
+        if (self.sampling != "none" or self.skip_prob > 0) and self.policy == "tabular":
+            raise ValueError("sampling and prompt skipping act on a trainer's generation batches; the tabular "
+                             "simulator has none (use a language-model policy)")
         if self.backend not in ("auto", "unsloth", "transformers"):
             raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
@@ -97,8 +146,63 @@ class RunConfig:
                              "or pass a causal-LM path as --policy")
         return self
 
-    def with_run(self, estimator: str, seed: int) -> "RunConfig":
-        return replace(self, estimator=estimator, seed=int(seed), estimator_options=dict(self.estimator_options))
+    def with_run(self, method: str, seed: int) -> "RunConfig":
+        """This config for one run of a comparison: a method name (:func:`parse_method`) and a seed."""
+        return replace(self, seed=int(seed), estimator_options=dict(self.estimator_options), **parse_method(method))
+
+
+# A comparison row is a *method*: an estimator plus how a step's groups are sampled. Named recipes:
+METHODS = {"dapo": dict(estimator="grpo", sampling="dynamic")}  # DAPO's dynamic sampling with GRPO's advantage
+SKIP_PROB = 0.5  # "+skip" without a value
+
+
+def parse_method(name: str) -> dict:
+    """The per-run settings a method name stands for: ``estimator``, ``sampling``, ``skip_prob``.
+
+    ``dapo`` is GRPO's advantage with DAPO's dynamic sampling (arXiv 2503.14476; its other ingredients,
+    clip-higher and overlong filtering, are the shared settings ``epsilon_high`` and
+    ``mask_truncated_completions``, never part of a row). Otherwise ``<estimator>[+dynamic|+drop][+skip[=p]]``:
+    ``grpo``, ``sign+dynamic``, ``grpo+drop``, ``grpo+skip``, ``grpo+dynamic+skip=0.8``. Introduced in notebook 09.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a method is an estimator name, optionally with +dynamic, +drop or +skip; got {name!r}")
+    if name in METHODS:
+        return dict(skip_prob=0.0, **METHODS[name])
+    est, *parts = name.split("+")
+    if est in METHODS:
+        spelled = "+".join([METHODS[est]["estimator"], METHODS[est]["sampling"]])
+        raise ValueError(f"{est} is a recipe ({spelled}); to add to it, write it out in full, e.g. {spelled}+skip "
+                         f"(got {name!r})")
+    out = dict(estimator=est, sampling="none", skip_prob=0.0)
+    if not is_estimator(est):
+        raise ValueError(f"unknown estimator {est!r} in method {name!r}; choose from {', '.join(estimator_names())}"
+                         f" (or a recipe: {', '.join(METHODS)})")
+    for part in parts:
+        key, _, value = part.partition("=")
+        if key in ("dynamic", "drop") and not value and out["sampling"] == "none":
+            out["sampling"] = key
+        elif key == "skip" and out["skip_prob"] == 0.0:
+            try:
+                out["skip_prob"] = float(value) if value else SKIP_PROB
+            except ValueError:
+                raise ValueError(f"+skip={value!r} in method {name!r} is not a probability") from None
+            if not 0 < out["skip_prob"] < 1:
+                raise ValueError(f"+skip={value} in method {name!r} must lie strictly between 0 and 1")
+        else:
+            raise ValueError(f"cannot read {'+' + part!r} in method {name!r}: expected one of +dynamic or +drop "
+                             "(once), +skip or +skip=p (once)")
+    return out
+
+
+def method_name(cfg) -> str:
+    """The method a run's config stands for (the inverse of :func:`parse_method`); ``cfg``: a RunConfig or its dict."""
+    get = cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
+    est, sampling, skip = get("estimator"), get("sampling", "none") or "none", get("skip_prob", 0.0) or 0.0
+    for recipe, settings in METHODS.items():
+        if skip == 0 and settings == dict(estimator=est, sampling=sampling):
+            return recipe
+    name = est + ("" if sampling == "none" else f"+{sampling}")
+    return name + ("" if not skip else "+skip" if skip == SKIP_PROB else f"+skip={skip:g}")
 
 
 def cli_fields():

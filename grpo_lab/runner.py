@@ -5,7 +5,10 @@
     config          the RunConfig, as a dict
     history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
-    train_seconds, completions, backend, backend_why, weights, device, threads
+    train_seconds, backend, backend_why, weights, device, threads
+    completions       training completions generated (with dynamic sampling, every round's)
+    generated         completions, new tokens, groups, kept groups, rounds, generation batches, prompts skipped
+    steps_done        optimizer steps taken (fewer than ``steps`` when ``budget_completions`` stopped the run)
     trainer_settings  every GRPOConfig field that can change the run, as the trainer saw it (after any patching)
 
 Language models (the tiny LM, or any causal LM by directory / hub id) are trained through
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RunConfig
+from .config import RunConfig, method_name
 from .passk import pass_at_k_of
 
 KS = (1, 2, 4, 8, 16)
@@ -135,8 +138,8 @@ def policy_adapter(cfg: RunConfig):
 TRAINER_CONSTANTS = dict(
     optim="adamw_torch_fused", weight_decay=0.0, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
     lr_scheduler_type="constant", warmup_steps=0, gradient_accumulation_steps=1,
-    beta=0.0, loss_type="dapo", epsilon=0.2, epsilon_high=0.2, delta=None, scale_rewards="group",
-    mask_truncated_completions=False, importance_sampling_level="token", num_iterations=1, steps_per_generation=1,
+    beta=0.0, loss_type="dapo", epsilon=0.2, delta=None, scale_rewards="group",
+    importance_sampling_level="token", num_iterations=1, steps_per_generation=1,
     multi_objective_aggregation="sum_then_normalize", reward_weights=None, top_entropy_quantile=1.0,
     entropy_coef=0.0, use_adaptive_entropy=False, off_policy_mask_threshold=None, use_bias_correction_kl=True,
     vllm_importance_sampling_correction=True, sync_ref_model=False, disable_dropout=False, shuffle_dataset=True,
@@ -169,6 +172,7 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
     wanted = dict(per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
                   max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
                   learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
+                  epsilon_high=cfg.epsilon_high, mask_truncated_completions=cfg.mask_truncated_completions,
                   **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known}, **precision)
     args = GRPOConfig(output_dir=str(output_dir), logging_steps=1, report_to="none", use_cpu=not cuda,
                       disable_tqdm=not progress, **wanted, **saving)
@@ -233,12 +237,12 @@ class LanguageModel:
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
               start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
-              loss_fn=None) -> dict:
+              loss_fn=None, group_filter=None) -> dict:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
         from .tasks import correctness_reward, to_dataset
-        from .trl import StarvationCallback, trainer_class
+        from .trl import CompletionBudget, StarvationCallback, trainer_class
 
         model, tok, info = self.load(cfg)
         system = system_prompt(cfg)
@@ -247,13 +251,16 @@ class LanguageModel:
         if jsonl_path is not None and Path(jsonl_path).is_file():
             _truncate_jsonl(Path(jsonl_path), resume or 0)  # rows after the checkpoint are retrained
         callbacks = [StarvationCallback(jsonl_path), *callbacks]
+        if cfg.budget_completions is not None:
+            callbacks.append(CompletionBudget(cfg.budget_completions))
         if progress:
             callbacks.append(_progress_bar(cfg, TrainerCallback))
         trainer = trainer_class(model=model)(
             model=model, args=grpo_args(cfg, workdir), reward_funcs=reward_fn or correctness_reward,
             train_dataset=to_dataset(train_set, system), processing_class=tok,
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
-            loss_fn=loss_fn)
+            loss_fn=loss_fn, sampling=cfg.sampling, max_generation_rounds=cfg.max_generation_rounds,
+            on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=group_filter)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
         settings = trainer_settings(trainer.args)
         t0 = time.perf_counter()
@@ -261,7 +268,8 @@ class LanguageModel:
         train_s = time.perf_counter() - t0
         cuda = torch.cuda.is_available()
         out = dict(config=asdict(cfg), history=_history(trainer.state.log_history), train_seconds=train_s,
-                   completions=cfg.steps * cfg.prompts_per_step * cfg.group_size, backend=info.backend,
+                   completions=trainer.generated["completions"], generated=dict(trainer.generated),
+                   steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings)
         if evaluate_after:
@@ -359,7 +367,7 @@ def _eval_batch(system: str | None) -> int:
 
 
 def _history(log_history) -> list[dict]:
-    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith("starvation/")}
+    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/"))}
             for row in log_history if "reward" in row]
 
 
@@ -377,7 +385,7 @@ def _progress_bar(cfg: RunConfig, TrainerCallback):
 
     class Bar(TrainerCallback):
         def on_train_begin(self, args, state, *a, **k):
-            self.bar = tqdm(total=cfg.steps, initial=state.global_step, desc=f"{cfg.estimator} seed {cfg.seed}",
+            self.bar = tqdm(total=cfg.steps, initial=state.global_step, desc=f"{method_name(cfg)} seed {cfg.seed}",
                             leave=False)
 
         def on_step_end(self, *a, **k):
@@ -439,7 +447,8 @@ def evaluate_start(cfg: RunConfig) -> dict:
 
 
 def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model: bool = False,
-          start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None, loss_fn=None) -> dict:
+          start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None, loss_fn=None,
+          group_filter=None) -> dict:
     """Train one (estimator, seed) run of ``cfg`` and evaluate it; the result schema is in the module doc.
 
     ``workdir`` is TRL's ``output_dir`` (checkpoints when ``cfg.save_steps``; a temporary directory
@@ -451,7 +460,8 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     ``reward_fn`` replaces the task's correctness reward during training (TRL's signature; notebook 05
     trains with the student's own reward function). The evaluation always uses the library's grader.
     ``loss_fn`` replaces TRL's policy loss (signature of :func:`grpo_lab.loss.grpo_loss`; notebook 05
-    trains with the student's own loss).
+    trains with the student's own loss). ``group_filter`` replaces the library's group filter of dynamic sampling
+    (``fn(rewards, G)`` -> one bool per group; notebook 09 trains with the student's own).
     """
     cfg.validate()
     apply_threads(cfg.threads)
@@ -460,6 +470,10 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
                  evaluate_after=evaluate_after, callbacks=callbacks, reward_fn=reward_fn)
     if loss_fn is not None:  # an adapter without a token loss need not know the keyword (a TypeError names it)
         extra["loss_fn"] = loss_fn
+    if group_filter is not None:
+        if cfg.sampling == "none":
+            raise ValueError("group_filter is used by sampling='dynamic' or 'drop'; this run samples none")
+        extra["group_filter"] = group_filter
     if workdir is not None:
         return adapter.train(cfg, Path(workdir), **extra)
     import shutil

@@ -132,18 +132,94 @@ def collapse_rate(rewards, G: int | None = None, tol: float = DEFAULT_TAU, *, fa
     """The batch's Advantage Collapse Rate (arXiv 2605.21125) and its all-fail / all-pass split.
 
     ``acr`` is the fraction of groups whose reward std is below ``tol``. A group with
-    fewer than two scored (non-NaN) completions counts as collapsed. Introduced in notebook 03.
+    fewer than two scored (non-NaN) completions counts as collapsed. Introduced in notebook 03;
+    the per-group masks behind it are :func:`filter_groups`.
+    """
+    f = filter_groups(rewards, G, tol, fail=fail, success=success)
+    n = f.keep.numel()
+    n_h = n - int(f.keep.sum())
+    return CollapseStats(acr=n_h / n, all_fail=int(f.all_fail.sum()), all_pass=int(f.all_pass.sum()), mixed=n - n_h,
+                         other_homogeneous=int(f.other.sum()), n_groups=n)
+
+
+@dataclass(frozen=True)
+class GroupFilter:
+    """Per-group verdicts of DAPO's filter (:func:`filter_groups`); every mask is ``[B]`` bool, and exactly one
+    of ``keep``, ``all_fail``, ``all_pass``, ``other`` holds for each group."""
+
+    keep: torch.Tensor  # the group's rewards differ: it carries a within-group contrast, train on it
+    all_fail: torch.Tensor  # degenerate at the failure reward
+    all_pass: torch.Tensor  # degenerate at the success reward
+    other: torch.Tensor  # degenerate at another value, or fewer than two scored completions
+    binary: bool  # every scored reward is ``fail`` or ``success``
+
+    def counts(self) -> dict:
+        return {k: int(getattr(self, k).sum()) for k in ("keep", "all_fail", "all_pass", "other")}
+
+
+def filter_groups(rewards, G: int | None = None, tol: float = DEFAULT_TAU, *, fail: float = 0.0,
+                  success: float = 1.0) -> GroupFilter:
+    """Which groups dynamic sampling keeps (DAPO, arXiv 2503.14476, section 3.2): those whose rewards differ.
+
+    The rule, for any reward (binary or not): a group is *degenerate* when the population std of its
+    scored rewards is below ``tol`` (all equal, up to rounding) or fewer than two of them are scored
+    (NaN = unscored); every other group is kept. With 0/1 rewards that is "neither all wrong nor all
+    right" (``0 < sum r < G``). With graded rewards it still means "all equal", which graded rewards
+    rarely are: the filter then keeps almost everything, and ``binary`` is False so a caller can say so.
+    A degenerate group is split by its level: ``all_fail`` (every scored reward equals ``fail``),
+    ``all_pass`` (``success``), ``other``. Introduced in notebook 09; the trainer's refill loop
+    (:func:`grpo_lab.trl.trainer_class`, ``sampling="dynamic"``) calls it on every generation round.
     """
     g = group(rewards, G)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tol)
     level = stats.mean.squeeze(1)
-    is_fail = homog & (torch.abs(level - fail) < tol)
-    is_pass = homog & (torch.abs(level - success) < tol)
-    n = homog.numel()
-    n_h = int(homog.sum())
-    return CollapseStats(acr=n_h / n, all_fail=int(is_fail.sum()), all_pass=int(is_pass.sum()), mixed=n - n_h,
-                         other_homogeneous=n_h - int(is_fail.sum()) - int(is_pass.sum()), n_groups=n)
+    scored = g.values if g.valid is None else torch.where(g.valid, g.values, torch.full_like(g.values, fail))
+    binary = bool(((scored == fail) | (scored == success)).all())
+    some = stats.n.squeeze(1) >= 1
+    all_fail = homog & some & (torch.abs(level - fail) < tol)
+    all_pass = homog & some & (torch.abs(level - success) < tol)
+    return GroupFilter(keep=~homog, all_fail=all_fail, all_pass=all_pass, other=homog & ~all_fail & ~all_pass,
+                       binary=binary)
+
+
+def dynamic_sampling_rounds(degenerate: float, groups: int, max_rounds: int | None = None) -> float:
+    """Expected generation rounds per step of dynamic sampling: rounds of ``groups`` groups are generated until
+    ``groups`` informative ones are found (or ``max_rounds``), each group degenerate with probability
+    ``degenerate`` independently (fresh prompts every round).
+
+    ``E[min(R, M)] = sum_{r=0}^{M-1} P(R > r) = sum_r P(Binomial(r * groups, 1 - D) < groups)``. The naive
+    ``1 / (1 - D)`` is the expected *groups generated per informative group*; the rounds are more, because a
+    round is generated whole and the step needs its batch *full* (notebook 09). Returns ``inf`` when
+    ``degenerate == 1`` and no ``max_rounds`` is given.
+    """
+    import math
+
+    from ._checks import as_int
+
+    D = float(degenerate)
+    if not 0 <= D <= 1:
+        raise ValueError(f"degenerate must be a probability in [0, 1], got {degenerate!r}")
+    B = as_int("groups", groups, minimum=1)
+    M = None if max_rounds is None else as_int("max_rounds", max_rounds, minimum=1)
+    if D == 1:
+        return float("inf") if M is None else float(M)
+    q = 1 - D
+
+    def below(n):  # P(Binomial(n, q) < B)
+        if D == 0:
+            return 1.0 if n < B else 0.0
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(q)
+                            + (n - k) * math.log(D)) for k in range(min(B, n + 1)))
+
+    total, r = 0.0, 0
+    while M is None or r < M:
+        term = below(r * B)
+        total += term
+        r += 1
+        if term < 1e-12 and r * B * q > B:
+            break
+    return total
 
 
 def success_rates(rewards, G: int | None = None) -> torch.Tensor:

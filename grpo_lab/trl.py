@@ -19,6 +19,29 @@ per-token log-probabilities as usual; only the loss formula is swapped. It is re
 reason, for settings that formula does not cover (other loss types, sequence-level importance
 sampling, vLLM importance-sampling correction, entropy masks or bonuses, MoE auxiliary loss,
 Unsloth's rewritten trainer).
+
+``sampling=`` (optional, notebook 09) spends generation where the gradient is:
+
+- ``"dynamic"`` — DAPO's dynamic sampling (arXiv 2503.14476): after scoring, groups whose rewards do not
+  differ (:func:`grpo_lab.starvation.filter_groups`) are dropped and more prompts are drawn and generated,
+  a whole generation batch per round, until the batch holds as many informative groups as it has prompts or
+  ``max_generation_rounds`` rounds were generated. Then ``on_exhausted="train"`` trains on the informative
+  groups found, ``"skip"`` trains on none (the step's loss is 0; the optimizer still steps, and AdamW's
+  momentum still moves the weights). Unfilled slots are padding that neither the loss nor its normaliser
+  sees (completion mask 0); the extra prompts come from a stream of the training set shuffled with the
+  run's seed (reproducible; it restarts from the seed when a run resumes from a checkpoint).
+- ``"drop"`` — the same filter with one round and no refill: degenerate groups are left out of the loss
+  and its normaliser (the idea of TRL PR #6365), at no extra generation.
+- ``skip_prob > 0`` (with any sampling) — before generation, a prompt whose latest group was degenerate is
+  replaced by another from the stream with probability ``skip_prob`` (a simple form of arXiv 2506.02177's
+  pre-rollout filtering: the prompt still comes back with probability ``1 - skip_prob``, so it is not lost).
+
+Every generation batch logs ``sampling/*``: rounds, groups generated, kept, dropped all-fail / all-pass /
+other, prompts skipped, completions and new tokens generated, whether it ran short; cumulative totals are in
+``trainer.generated``. Rows move between processes (every process sees every round's rows, then keeps its
+slice), so under ``accelerate launch`` the kept groups and the update equal a one-process run's on the same
+rewards. Refused, by name: Unsloth's trainer (never executed there), vLLM generation, multimodal batches,
+iterable datasets, and loss types whose normaliser counts padded rows (``grpo``, ``dr_grpo``, ...).
 """
 
 from __future__ import annotations
@@ -26,8 +49,9 @@ from __future__ import annotations
 import torch
 
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
+from .config import check_sampling
 from .loss import LOSS_TYPES, kl_k3
-from .starvation import batch_metrics
+from .starvation import batch_metrics, filter_groups
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
     from transformers import TrainerCallback
@@ -105,7 +129,14 @@ def trainer_class(base=None, model=None):
 
     class GrpoLabTrainer(base):
         def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, loss_fn=None,
-                     **kwargs):
+                     sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
+                     skip_prob: float = 0.0, group_filter=None, **kwargs):
+            check_sampling(sampling, max_generation_rounds, on_exhausted, skip_prob)
+            if sampling != "none" or skip_prob > 0:
+                if is_unsloth_patched(base):
+                    raise ValueError(f"sampling={sampling!r} / skip_prob under Unsloth's trainer has never been "
+                                     "executed; build the trainer with grpo_lab.trl.trainer_class(model=model) on a "
+                                     "plain model, or train with sampling='none'")
             if loss_fn is not None and not callable(loss_fn):
                 raise TypeError(f"loss_fn must be a function like grpo_lab.loss.grpo_loss, got {type(loss_fn).__name__}")
             if not is_estimator(estimator):
@@ -129,16 +160,30 @@ def trainer_class(base=None, model=None):
                 self.estimator_options["controller"] = AVSPOController()
             self.last_rewards = None  # gathered rewards of the latest batch, all processes
             self.last_advantages = None  # advantages used for them, all processes
+            self.sampling, self.max_generation_rounds = sampling, int(max_generation_rounds)
+            self.on_exhausted, self.skip_prob = on_exhausted, float(skip_prob)
+            if group_filter is not None and not callable(group_filter):
+                raise TypeError(f"group_filter must be a function (rewards, G) -> keep per group, got "
+                                f"{type(group_filter).__name__}")
+            self.group_filter = group_filter  # None: grpo_lab.starvation.filter_groups
+            self.generated = dict(completions=0, tokens=0, groups=0, kept=0, trained_informative=0, rounds=0,
+                                  batches=0, skipped_prompts=0)
+            self.last_sampling = None  # what the latest generation batch's sampling did (its rounds' rewards, ...)
+            if sampling != "none" or skip_prob > 0:
+                _check_sampling_settings(self)
+                self._stream, self._seen = PromptStream(self.train_dataset, self.args.seed), {}
             for cb in self.callback_handler.callbacks:
-                if isinstance(cb, StarvationCallback):
+                if isinstance(cb, (StarvationCallback, CompletionBudget)):
                     cb.attached = True
+                    cb.trainer = self
 
         def _calculate_rewards(self, *args, **kwargs):
             rewards_per_func = super()._calculate_rewards(*args, **kwargs)
             self._grpo_lab_rewards_per_func = rewards_per_func
             return rewards_per_func
 
-        def _generate_and_score_completions(self, inputs):
+        def _score(self, inputs):
+            """One generation round: TRL generates and scores, then grpo_lab's advantages replace TRL's."""
             output = super()._generate_and_score_completions(inputs)
             per_func = self._grpo_lab_rewards_per_func
             unscorable = torch.isnan(per_func).all(dim=1)
@@ -160,6 +205,52 @@ def trainer_class(base=None, model=None):
                 if isinstance(cb, StarvationCallback):
                     cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
             return output
+
+        def _generate_and_score_completions(self, inputs):
+            if not self.model.training:
+                return self._score(inputs)
+            if self.sampling == "none" and self.skip_prob == 0:
+                output = self._score(inputs)
+                f = filter_groups(self.last_rewards, self.num_generations)
+                tokens = int(self.accelerator.gather(output["completion_mask"].sum().reshape(1)).sum())
+                self._account(rounds=1, f=f, kept=int(f.keep.numel()), skipped=0, short=False,
+                              rewards=[self.last_rewards], tokens=tokens)
+                return output
+            return _sampled_batch(self, inputs)
+
+        def log(self, logs, *args, **kwargs):
+            """Every training log row also carries the run's cumulative ``sampling/completions_total`` and
+            ``sampling/tokens_total`` (exact at any logging window: the x axis of equal-cost figures)."""
+            if "loss" in logs and self.generated["batches"]:
+                logs = {**logs, "sampling/completions_total": self.generated["completions"],
+                        "sampling/tokens_total": self.generated["tokens"]}
+            return super().log(logs, *args, **kwargs)
+
+        def _account(self, rounds, f, kept, skipped, short, rewards, tokens):
+            """Log this generation batch's sampling (``f``: the filter over every group generated for it) and add
+            it to ``self.generated``."""
+            done = [r for r in self.state.log_history if "sampling/completions_total" in r]
+            if self.generated["batches"] == 0 and done:  # resumed from a checkpoint: carry the totals on
+                self.generated.update(completions=done[-1]["sampling/completions_total"],
+                                      tokens=done[-1]["sampling/tokens_total"])
+            G = self.num_generations
+            n_groups = int(f.keep.numel())
+            step = dict(rounds=rounds, groups=n_groups, kept=kept, informative=int(f.keep.sum()),
+                        dropped_all_fail=int(f.all_fail.sum()), dropped_all_pass=int(f.all_pass.sum()),
+                        dropped_other=int(f.other.sum()), completions=n_groups * G, tokens=tokens,
+                        skipped_prompts=skipped, short=int(short))
+            step["trained_informative"] = kept
+            if self.sampling == "none":  # nothing is dropped: the degenerate groups train with advantage 0
+                step.update(dropped_all_fail=0, dropped_all_pass=0, dropped_other=0, trained_informative=step["informative"])
+            for k, v in step.items():
+                self._metrics["train"][f"sampling/{k}"].append(float(v))
+            for k in ("completions", "tokens", "rounds", "skipped_prompts"):
+                self.generated[k] += step[k]
+            self.generated["groups"] += n_groups
+            self.generated["kept"] += step["kept"]
+            self.generated["trained_informative"] += step["trained_informative"]
+            self.generated["batches"] += 1
+            self.last_sampling = dict(step, round_rewards=[r.tolist() for r in rewards])
 
         def _compute_loss(self, model, inputs):
             if self.loss_fn is None:
@@ -234,7 +325,9 @@ class StarvationCallback(TrainerCallback):
 
     Per generation batch (all processes' rewards, the advantages actually used) it records
     ``starvation/acr``, ``starvation/all_fail``, ``starvation/all_pass``, ``starvation/mixed``
-    and ``starvation/frac_nonzero_adv`` into TRL's metrics, so they are averaged over the
+    and ``starvation/frac_nonzero_adv`` into TRL's metrics (with dynamic sampling: of every round generated,
+    so they describe what the policy produced, not the filtered batch; the trainer's ``sampling/*`` say what
+    was kept), so they are averaged over the
     logging window and reach the trainer's logs, ``trainer_state.json`` and whatever
     ``report_to`` names (TensorBoard, W&B, …). The per-prompt success histogram (groups with
     k = 0 … G correct, summed over the window) is not a scalar: it goes to the JSONL file
@@ -247,6 +340,7 @@ class StarvationCallback(TrainerCallback):
     def __init__(self, jsonl_path=None):
         self.jsonl_path = jsonl_path
         self.attached = False
+        self.trainer = None
         self._hist = None
 
     def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
@@ -280,3 +374,238 @@ class StarvationCallback(TrainerCallback):
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+
+
+# ----------------------------------------------------------------------------- sampling (notebook 09)
+
+# How the rows of a generation batch are padded when rounds (or processes) are merged: (side, pad value);
+# "pad" is the tokenizer's pad token. A key not listed here cannot be merged, and is refused by name.
+_ROW_KEYS = {"prompt_ids": ("left", "pad"), "prompt_mask": ("left", 0), "completion_ids": ("right", "pad"),
+             "completion_mask": ("right", 0), "old_per_token_logps": ("right", 0.0),
+             "ref_per_token_logps": ("right", 0.0), "sampling_per_token_logps": ("right", 0.0),
+             "tool_mask": ("right", 1), "advantages": (None, None)}
+
+
+def _check_sampling_settings(trainer) -> None:
+    """Refuse the settings under which dropping groups would not do what it says."""
+    refused = {
+        f"loss_type={trainer.loss_type!r}: its normaliser counts padded rows (use 'dapo' or 'bnpo', which count "
+        "tokens)": trainer.loss_type not in ("dapo", "bnpo"),
+        "use_vllm (its importance-sampling rows are not merged)": bool(getattr(trainer, "use_vllm", False)),
+    }
+    bad = [k for k, on in refused.items() if on]
+    if bad:
+        raise ValueError(f"sampling={trainer.sampling!r} cannot be used with " + "; ".join(bad))
+
+
+class PromptStream:
+    """The extra prompts of dynamic sampling and of prompt skipping: the training set in an order shuffled
+    with the run's seed (a different permutation from TRL's sampler), reshuffled when used up. Every process
+    draws the same prompts in the same order."""
+
+    def __init__(self, dataset, seed: int):
+        if dataset is None or not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+            raise ValueError("dynamic sampling and prompt skipping draw extra prompts by index: the training "
+                             f"dataset must be a map-style dataset with a length, got {type(dataset).__name__}")
+        self.dataset = dataset
+        self.gen = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7_919)
+        self.order: list[int] = []
+        self.drawn = 0
+
+    def draw(self, n: int) -> list:
+        out = []
+        while len(out) < n:
+            if not self.order:
+                self.order = torch.randperm(len(self.dataset), generator=self.gen).tolist()
+            out.append(self.dataset[self.order.pop(0)])
+        self.drawn += n
+        return out
+
+
+def _prompt_key(example) -> str:
+    import json
+
+    return json.dumps(example.get("prompt"), sort_keys=True, default=str)
+
+
+def _pad_cat(tensors, side: str | None, value):
+    if side is None:
+        return torch.cat(tensors)
+    width = max(t.shape[1] for t in tensors)
+    out = []
+    for t in tensors:
+        if t.shape[1] < width:
+            fill = torch.full((t.shape[0], width - t.shape[1], *t.shape[2:]), value, dtype=t.dtype)
+            t = torch.cat([fill, t] if side == "left" else [t, fill], dim=1)
+        out.append(t)
+    return torch.cat(out)
+
+
+def merge_rows(batches: list[dict], pad_token_id: int) -> dict:
+    """Concatenate generation batches (rounds, or processes' slices) row-wise, re-padding prompts on the left and
+    completions on the right to a common width. ``num_items_in_batch`` is left out (the caller recomputes it);
+    any other key it cannot merge is an error naming it."""
+    for b in batches:
+        unknown = [k for k in b if k not in _ROW_KEYS and k != "num_items_in_batch"]
+        if unknown:
+            raise ValueError(f"dynamic sampling cannot merge the batch field(s) {', '.join(unknown)} "
+                             "(multimodal or vLLM batches are not supported)")
+    out = {}
+    for key, (side, value) in _ROW_KEYS.items():
+        present = [b[key] for b in batches if b.get(key) is not None]
+        if present:
+            if len(present) != len(batches):
+                raise ValueError(f"batch field {key} is present in some rounds only")
+            out[key] = _pad_cat(present, side, pad_token_id if value == "pad" else value)
+    return out
+
+
+def _gather_rows(trainer, output) -> dict:
+    """Every process's rows of this round, in process order (= TRL's global order), on the CPU."""
+    from accelerate.utils import gather_object
+
+    local = {k: v.detach().cpu() for k, v in output.items() if k != "num_items_in_batch" and v is not None}
+    parts = gather_object([local]) if trainer.accelerator.num_processes > 1 else [local]
+    return merge_rows(parts, trainer._tokenizer.pad_token_id)
+
+
+def _gather_examples(trainer, inputs) -> list:
+    from accelerate.utils import gather_object
+
+    return list(gather_object(list(inputs))) if trainer.accelerator.num_processes > 1 else list(inputs)
+
+
+def choose_groups(keep: torch.Tensor, n_groups: int, on_exhausted: str = "train") -> tuple[list[int], list[int]]:
+    """Which of the generated groups (in generation order) form the batch: ``(kept, padding)``.
+
+    ``kept``: the first ``n_groups`` informative ones (``keep`` True), in order; fewer when the rounds ran out,
+    and none then under ``on_exhausted="skip"``. ``padding``: as many other groups, first in order, to fill
+    the batch's shape; the trainer zeroes their completion mask, so neither the loss nor its normaliser sees
+    them."""
+    informative = torch.nonzero(keep).flatten().tolist()
+    kept = informative[:n_groups]
+    if len(kept) < n_groups and on_exhausted == "skip":
+        kept = []
+    chosen = set(kept)
+    padding = [g for g in range(len(keep)) if g not in chosen][:n_groups - len(kept)]
+    return kept, padding
+
+
+def _sampled_batch(trainer, inputs):
+    """Generate round after round until the batch is full of informative groups (``sampling="dynamic"``; one
+    round for ``"drop"`` and ``"none"``), then keep them; see the module doc."""
+    import warnings
+
+    G = trainer.num_generations
+    P, rank, n_local = trainer.accelerator.num_processes, trainer.accelerator.process_index, len(inputs)
+    if (n_local * P) % G:
+        raise ValueError(f"a generation batch of {n_local * P} completions is not whole groups of {G}")
+    n_groups = n_local * P // G
+    skipped, examples = 0, None
+    if trainer.skip_prob > 0:
+        examples = _gather_examples(trainer, inputs)[::G]  # one example per global group
+        examples, skipped = _skip_degenerate(trainer, examples)
+        inputs = [ex for ex in examples for _ in range(G)][rank * n_local:(rank + 1) * n_local]
+    rounds = 1 if trainer.sampling in ("none", "drop") else trainer.max_generation_rounds
+    rows, rewards, round_examples = [], [], []
+    for r in range(rounds):
+        out = trainer._score(inputs)
+        if trainer.sampling == "none":  # prompt skipping alone: train on this round as it is
+            rows = out
+        else:
+            rows_r = _gather_rows(trainer, out)
+            rows.append(rows_r)
+        rewards.append(trainer.last_rewards)
+        round_examples.append(examples)
+        f = filter_groups(torch.cat(rewards), G)
+        if not f.binary and not getattr(trainer, "_warned_binary", False):
+            trainer._warned_binary = True
+            warnings.warn("sampling: the rewards are not all 0/1. A group is dropped only when all its scored rewards "
+                          "are equal (std < 1e-6) or fewer than two are scored; graded rewards rarely are, so little "
+                          "will be dropped (grpo_lab.starvation.filter_groups)", stacklevel=2)
+        found = f.keep if trainer.group_filter is None else _custom_keep(trainer.group_filter, torch.cat(rewards), G)
+        if int(found.sum()) >= n_groups or r + 1 == rounds:
+            break
+        examples = trainer._stream.draw(n_groups)
+        inputs = [ex for ex in examples for _ in range(G)][rank * n_local:(rank + 1) * n_local]
+    if trainer.skip_prob > 0:  # remember, per prompt, whether its latest group was degenerate
+        for exs, rw in zip(round_examples, rewards):
+            for ex, keep in zip(exs, filter_groups(rw, G).keep.tolist()):
+                trainer._seen[_prompt_key(ex)] = not keep
+    if trainer.sampling == "none":
+        tokens = int(trainer.accelerator.gather(rows["completion_mask"].sum().reshape(1)).sum())
+        trainer._account(rounds=1, f=f, kept=n_groups, skipped=skipped, short=False, rewards=rewards, tokens=tokens)
+        return rows
+    merged = merge_rows(rows, trainer._tokenizer.pad_token_id)
+    tokens = int(merged["completion_mask"].sum())
+    keep = f.keep if trainer.group_filter is None else _custom_keep(trainer.group_filter, torch.cat(rewards), G)
+    kept, padding = choose_groups(keep, n_groups, trainer.on_exhausted if trainer.sampling == "dynamic" else "train")
+    idx = torch.tensor([g * G + j for g in kept + padding for j in range(G)])
+    batch = {k: v[idx] for k, v in merged.items()}
+    pad_rows = torch.arange(len(idx)) >= len(kept) * G
+    batch["completion_mask"][pad_rows] = 0
+    batch["advantages"][pad_rows] = 0
+    loss_mask = batch["completion_mask"] if "tool_mask" not in batch else batch["completion_mask"] * batch["tool_mask"]
+    device = trainer.accelerator.device
+    local = {k: v[rank * n_local:(rank + 1) * n_local].to(device) for k, v in batch.items()}
+    local["num_items_in_batch"] = loss_mask.sum().to(device)
+    all_rewards = torch.cat(rewards)
+    trainer.last_rewards = torch.stack([all_rewards[g * G + j] for g in kept + padding for j in range(G)]) \
+        if kept or padding else all_rewards[:0]
+    trainer.last_advantages = batch["advantages"].float()
+    short = trainer.sampling == "dynamic" and int(f.keep.sum()) < n_groups
+    trainer._account(rounds=len(rewards), f=f, kept=len(kept), skipped=skipped, short=short,
+                     rewards=rewards, tokens=tokens)
+    trainer.last_sampling.update(kept_groups=kept, padding_groups=padding)
+    return local
+
+
+def _custom_keep(fn, rewards, G) -> torch.Tensor:
+    """A caller's group filter (notebook 09's exercise) applied to flat rewards: one bool per group, checked."""
+    n_groups = len(rewards) // G
+    keep = torch.as_tensor(fn(rewards.clone(), G))
+    if keep.shape != (n_groups,) or keep.dtype != torch.bool:
+        raise ValueError(f"group_filter must return one bool per group ({n_groups} here), got "
+                         f"{tuple(keep.shape)} of {keep.dtype}")
+    return keep
+
+
+def _skip_degenerate(trainer, examples: list) -> tuple[list, int]:
+    """Replace, with probability ``skip_prob`` each time, a prompt whose latest group was degenerate by the next
+    prompt of the stream (at most 8 draws per slot); every process makes the same draws."""
+    if not hasattr(trainer, "_skip_gen"):
+        trainer._skip_gen = torch.Generator().manual_seed(int(trainer.args.seed) * 1_000_003 + 15_485_863)
+    out, skipped = [], 0
+    for ex in examples:
+        for _ in range(8):
+            if not trainer._seen.get(_prompt_key(ex)):
+                break
+            if torch.rand((), generator=trainer._skip_gen).item() >= trainer.skip_prob:
+                break
+            ex = trainer._stream.draw(1)[0]
+            skipped += 1
+        out.append(ex)
+    return out, skipped
+
+
+class CompletionBudget(TrainerCallback):
+    """Stops a :func:`trainer_class` trainer at the end of the first step at which it has generated at least
+    ``completions`` training completions (``trainer.generated``): runs whose steps cost different amounts of
+    generation stop at the same generation budget, each within one step of it (notebook 09,
+    ``grpo-lab compare --budget-completions``)."""
+
+    def __init__(self, completions: int):
+        from ._checks import as_int
+
+        self.completions = as_int("budget (completions)", completions, minimum=1)
+        self.attached = False
+        self.trainer = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not self.attached:
+            raise RuntimeError("CompletionBudget needs a trainer built by grpo_lab.trl.trainer_class(): it counts "
+                               "the completions that trainer generates")
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.trainer.generated["completions"] >= self.completions:
+            control.should_training_stop = True

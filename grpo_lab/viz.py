@@ -16,8 +16,8 @@ from .starvation import degeneracy_rate
 
 WIDTH = 7.0  # inches: readable at notebook width
 
-# One colour, line style and marker per estimator across every figure of the project. dapo equals
-# grpo under 0/1 rewards, so it is drawn dashed in a lighter colour on top of grpo: both stay visible.
+# One colour, line style and marker per estimator (and per sampling method: dapo = grpo + dynamic sampling,
+# notebook 09) across every figure of the project. Dashed: the methods that change the sampling, not the advantage.
 PALETTE = {
     "grpo": dict(color="#1f77b4", ls="-", marker="o"),
     "drgrpo": dict(color="#ff7f0e", ls="-", marker="s"),
@@ -25,10 +25,12 @@ PALETTE = {
     "sign": dict(color="#d62728", ls="-", marker="D"),
     "avspo": dict(color="#9467bd", ls="-", marker="v"),
     "avspo_code": dict(color="#8c564b", ls="-.", marker="P"),
-    "dapo": dict(color="#7fd3e6", ls=(0, (4, 3)), marker="x"),
+    "dapo": dict(color="#17becf", ls=(0, (4, 3)), marker="x"),
+    "grpo+drop": dict(color="#7f7f7f", ls=(0, (4, 3)), marker="*"),
+    "grpo+skip": dict(color="#bcbd22", ls=(0, (4, 3)), marker="h"),
     "start": dict(color="0.3", ls=":", marker="."),
 }
-_EXTRA = ["#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#843c39"]
+_EXTRA = ["#e377c2", "#393b79", "#637939", "#843c39", "#e7969c", "#6b6ecf"]
 BAND_ALPHA = 0.18
 
 
@@ -278,8 +280,7 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
     ``n_seeds`` names what the bands are in the legend (a 95% t-interval over that many seeds).
     """
     fig, ax = _fig(title=title or "pass@k against k")
-    order = sorted(curves, key=lambda lab: str(lab).startswith("dapo"))  # dapo last: dashed on top of grpo
-    for label in order:
+    for label in curves:
         st = style(label)
         ax.plot(ks, curves[label], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3, label=label)
         if bands and label in bands:
@@ -318,29 +319,44 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return np.convolve(np.pad(y, (window - 1, 0), mode="edge"), k, mode="valid")
 
 
+X_AXES = {"step": ("step", "optimizer step"),
+          "completions": ("sampling/completions_total", "training completions generated (all rounds)")}
+
+
 def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None, clip=(0.0, 1.0),
-               title: str | None = None) -> Figure:
-    """A logged metric over training steps: mean over seeds (moving average of ``window`` steps), with its
+               title: str | None = None, x: str = "step") -> Figure:
+    """A logged metric over training: mean over seeds (moving average of ``window`` steps), with its
     95% t-interval band over seeds, clipped to ``clip`` (notebook 05, ``grpo-lab compare``).
 
-    ``histories[label]`` is a list (one per seed) of log rows ``{"step": …, key: …}``.
+    ``histories[label]`` is a list (one per seed) of log rows ``{"step": …, key: …}``. ``x="completions"``
+    draws against the training completions generated so far (``sampling/completions_total``; notebook 09):
+    each seed is interpolated onto a common grid up to the smallest total any seed reached, so methods that
+    spend different generation per step are compared at equal cost.
     """
+    if x not in X_AXES:
+        raise ValueError(f"x must be one of {', '.join(X_AXES)}, got {x!r}")
+    xkey, xlabel = X_AXES[x]
     fig, ax = _fig(title=title) if ax is None else (ax.figure, ax)
     n = None
-    for label in sorted(histories, key=lambda lab: str(lab).startswith("dapo")):
+    for label in histories:
         runs = histories[label]
-        rows = [[(r["step"], r[key]) for r in h if r.get(key) is not None] for h in runs]
+        rows = [[(r[xkey], r[key]) for r in h if r.get(key) is not None and r.get(xkey) is not None] for h in runs]
         length = min(len(r) for r in rows) if rows else 0
         if length == 0:
             continue
-        steps = np.array([s for s, _ in rows[0][:length]])
-        y = np.stack([_smooth(np.array([v for _, v in r[:length]], dtype=float), window) for r in rows])
-        m, lo, hi = _mean_band(y)
-        _line(ax, steps, m, label, lw=1.3)
+        y = [_smooth(np.array([v for _, v in r[:length]], dtype=float), window) for r in rows]
+        if x == "step":
+            grid = np.array([s for s, _ in rows[0][:length]])
+        else:
+            xs = [np.array([c for c, _ in r[:length]], dtype=float) for r in rows]
+            grid = np.linspace(max(v[0] for v in xs), min(v[-1] for v in xs), 100)
+            y = [np.interp(grid, xv, yv) for xv, yv in zip(xs, y)]
+        m, lo, hi = _mean_band(np.stack(y))
+        _line(ax, grid, m, label, lw=1.3)
         if lo is not None:
-            _band(ax, steps, lo, hi, label, clip)
+            _band(ax, grid, lo, hi, label, clip)
         n = len(rows)
-    ax.set_xlabel("step")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if clip is not None:
         ax.set_ylim(clip[0], clip[1] + 0.02)
@@ -348,14 +364,15 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
     return fig
 
 
-def starvation_curves(histories: dict, window: int = 10, title: str | None = None) -> Figure:
-    """Reward, all-fail and all-pass fractions of the training groups over steps, side by side (notebook 05)."""
+def starvation_curves(histories: dict, window: int = 10, title: str | None = None, x: str = "step") -> Figure:
+    """Reward, all-fail and all-pass fractions of the training groups generated, side by side, over steps or
+    (``x="completions"``) over training completions generated (notebooks 05, 09)."""
     fig, axes = _fig(ncols=3, height=3.4, width=WIDTH * 1.6,
                      title=title or f"Training batches, moving average over {window} steps")
-    for i, (ax, (key, label)) in enumerate(zip(axes, [("reward", "mean reward (training batch)"),
+    for i, (ax, (key, label)) in enumerate(zip(axes, [("reward", "mean reward (completions generated)"),
                                                       ("starvation/all_fail", "all-fail fraction of groups"),
                                                       ("starvation/all_pass", "all-pass fraction of groups")])):
-        log_curves(histories, key, label, window=window, ax=ax)
+        log_curves(histories, key, label, window=window, ax=ax, x=x)
         if i:
             ax.get_legend().remove()  # one legend, in the first panel
     return fig
@@ -490,4 +507,34 @@ def profile_figure(n: int, correct, Gs, real, real_lo, real_hi, iid, all_fail, k
                    label="band: 95% bootstrap over problems")
     _log2_x(c, ks, "k (samples per problem)", "pass@k", "pass@k")
     c.legend(fontsize=7, loc="best")
+    return fig
+
+
+def sampling_cost(costs: dict, title: str | None = None) -> Figure:
+    """What a step costs and what it buys, per method (notebook 09): completions generated per optimizer step,
+    and informative groups trained per 100 completions generated; bars are means over seeds with their 95%
+    t-interval.
+
+    ``costs[method]`` is a list (one per seed) of ``{"completions", "steps", "informative"}`` totals of a run
+    (a result's ``completions``, ``steps_done`` and ``generated["trained_informative"]``).
+    """
+    from .stats import mean_ci
+
+    fig, (a1, a2) = _fig(ncols=2, height=3.2, title=title or "Generation cost of a step, and what it buys")
+    labels = list(costs)
+    x = np.arange(len(labels))
+    n_seeds = min(len(v) for v in costs.values()) if costs else 0
+    for ax, what, ylabel in ((a1, lambda c: c["completions"] / c["steps"], "completions generated per step"),
+                             (a2, lambda c: 100 * c["informative"] / c["completions"],
+                              "informative groups trained\nper 100 completions generated")):
+        for i, label in enumerate(labels):
+            m, lo, hi = mean_ci([what(c) for c in costs[label]])
+            st = style(label)
+            ax.bar(i, m, 0.7, yerr=[[m - lo], [hi - m]], capsize=3, color=st["color"], label=label,
+                   hatch="//" if st["ls"] != "-" else None, edgecolor="white", lw=0)
+        ax.set_xticks(x, labels, rotation=20, fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel("method")
+    a1.legend(fontsize=7, title=f"error bars: 95% t-interval over {n_seeds} seeds" if n_seeds > 1 else
+              "one seed: no interval", title_fontsize=7)
     return fig

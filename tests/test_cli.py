@@ -75,7 +75,11 @@ def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--estimators", "grpo,ppo"], "unknown estimator(s) ppo"),
+    (["--estimators", "grpo,ppo"], "unknown estimator 'ppo' in method 'ppo'"),
+    (["--estimators", "grpo,dapo+skip"], "dapo is a recipe (grpo+dynamic)"),
+    (["--budget-completions", "10"], "smaller than one step"),
+    (["--max-generation-rounds", "0"], "max_generation_rounds must be >= 1"),
+    (["--on-exhausted", "wait"], "on_exhausted must be 'train'"),
     (["--seeds", "0,x"], "--seeds takes comma-separated integers"),
     (["--seeds", "1,1"], "no repeats"),
     (["--group-size", "1"], "group size must be >= 2"),

@@ -1,0 +1,49 @@
+"""Export the dynamic-sampling measurement of `grpo-lab compare` runs for notebook 09 (shipped in the package).
+
+    python scripts/export_sampling.py "equal steps=RUN_DIR" "equal completions=RUN_DIR"
+
+Writes grpo_lab/data/sampling.json: for each labelled comparison, its command, date and settings, the
+starting policy's pass@1 / pass@16 / greedy accuracy and, per method and seed, the same after training plus
+what the run generated (completions, new tokens, optimizer steps, informative groups trained, rounds,
+prompts skipped, and the degenerate / all-fail / all-pass fractions of the groups generated over the run).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from grpo_lab.passk import pass_at_k_of  # noqa: E402
+from grpo_lab.starvation import summarize_rows  # noqa: E402
+
+
+def main(argv):
+    out = {}
+    for arg in argv:
+        label, run = arg.split("=", 1)
+        run = Path(run)
+        conf = json.loads((run / "config.json").read_text())
+        start = json.loads((run / "start.json").read_text())
+        spk = pass_at_k_of(start, (1, 16))
+        methods = {}
+        for m in conf["estimators"]:
+            for seed in conf["seeds"]:
+                r = json.loads((run / "results" / f"{m}-seed{seed}.json").read_text())
+                pk = pass_at_k_of(r["eval"], (1, 16))
+                g = r["generated"]
+                st = summarize_rows(r["history"])
+                methods.setdefault(m, []).append(dict(
+                    seed=seed, pass1=pk[1], pass16=pk[16], greedy=r["eval"]["greedy"], completions=g["completions"],
+                    tokens=g["tokens"], steps=r["steps_done"], informative=g["trained_informative"],
+                    rounds=g["rounds"], skipped=g["skipped_prompts"], degenerate=st["acr_run"],
+                    all_fail=st["all_fail_run"], all_pass=st["all_pass_run"]))
+        out[label] = dict(command=conf.get("command"), created=conf.get("created"), base=conf["base"],
+                          start=dict(pass1=spk[1], pass16=spk[16], greedy=start["greedy"]), methods=methods)
+    path = ROOT / "grpo_lab" / "data" / "sampling.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
