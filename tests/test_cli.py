@@ -44,6 +44,25 @@ def test_compare_quick_end_to_end(tmp_path):
     assert "| learning_rate | 0.0001 |" in report and "(all-fail" in report
 
 
+def test_dapo_is_dynamic_sampling_and_the_report_shows_its_cost(tmp_path):
+    """The acceptance of issue 17: `--estimators grpo,dapo --seeds 0 --quick` gives different rows, and the report
+    shows the completions each run generated; the figures are drawn against completions too."""
+    exe = shutil.which("grpo-lab") or pytest.fail("the grpo-lab console script is not installed")
+    res = subprocess.run([exe, "compare", "--quick", "--estimators", "grpo,dapo", "--seeds", "0", "--no-progress",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = only_run(tmp_path)
+    grpo, dapo = (json.loads((run / "results" / f"{m}-seed0.json").read_text()) for m in ("grpo", "dapo"))
+    assert dapo["config"]["sampling"] == "dynamic" and dapo["config"]["estimator"] == "grpo"
+    assert grpo["eval"]["correct"] != dapo["eval"]["correct"]
+    steps = cli.QUICK["steps"]
+    assert grpo["completions"] == steps * cli.QUICK["prompts_per_step"] * 4 < dapo["completions"]
+    report = (run / "report.md").read_text()
+    rows = {m: next(x for x in report.splitlines() if x.startswith(f"| {m} | {steps}.0 |")) for m in ("grpo", "dapo")}
+    assert f"| {grpo['completions']} |" in rows["grpo"] and f"| {dapo['completions']} |" in rows["dapo"]
+    assert "dapo equals grpo" not in report and (run / "training_by_completions.png").stat().st_size > 0
+
+
 def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeypatch, capsys):
     from grpo_lab import compare
 

@@ -128,13 +128,13 @@ def test_a_budget_smaller_than_one_step_is_refused():
 
 # ----------------------------------------------------------------------------- the trainer
 
-def _trainer(tmp_path, reward, steps=2, per_device=8, callbacks=(), loss_type="dapo", **kw):
+def _trainer(tmp_path, reward, steps=2, per_device=8, callbacks=(), loss_type="dapo", args_extra=None, **kw):
     tok = char_tokenizer()
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(40)]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=per_device, num_generations=G,
                       max_completion_length=4, max_steps=steps, learning_rate=1e-3, logging_steps=1,
                       report_to="none", use_cpu=USE_CPU, save_strategy="no", seed=0, loss_type=loss_type,
-                      disable_tqdm=True)
+                      disable_tqdm=True, **(args_extra or {}))
     torch.manual_seed(0)
     return trainer_class()(model=tiny_causal_lm(tok), args=args, reward_funcs=reward, train_dataset=ds,
                            processing_class=tok, callbacks=list(callbacks), **kw)
@@ -259,3 +259,34 @@ def test_budget_stops_every_run_within_one_step(tmp_path):
 def test_budget_callback_needs_our_trainer_and_a_positive_budget(tmp_path):
     with pytest.raises(ValueError, match="budget"):
         CompletionBudget(0)
+
+
+def test_dynamic_sampling_with_steps_per_generation_and_several_iterations(tmp_path):
+    """A generation batch spanning 2 optimizer steps (steps_per_generation=2), each used twice (num_iterations=2):
+    the refill fills the whole generation batch (4 groups), the old log-probabilities of every round are merged
+    with it, and each of the 4 steps trains on informative groups only."""
+    gen = torch.Generator().manual_seed(3)
+    calls = []
+
+    def reward(prompts, completions, **kw):
+        calls.append(len(completions))
+        return (torch.rand(len(completions), generator=gen) < 0.25).float().tolist()
+
+    tr = _trainer(tmp_path, reward, steps=4, sampling="dynamic",
+                  args_extra=dict(steps_per_generation=2, num_iterations=2))
+    seen = []
+    orig = tr._generate_and_score_completions
+
+    def spy(inputs):
+        out = orig(inputs)
+        seen.append(out)
+        return out
+    tr._generate_and_score_completions = spy
+    tr.train()
+    assert len(seen) == 1 and calls and all(c == 16 for c in calls)  # one generation batch, rounds of 16 rows
+    batch = seen[0]
+    assert "old_per_token_logps" in batch and batch["old_per_token_logps"].shape == batch["completion_mask"].shape
+    assert tr.last_sampling["kept"] == 4 and tr.generated["batches"] == 1
+    rewards = tr.last_rewards.view(-1, G)
+    assert all(0 < float(g.sum()) < G for g in rewards)  # every trained group has a contrast
+    assert all(row["grad_norm"] > 0 for row in tr.state.log_history[:4])
