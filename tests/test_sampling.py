@@ -290,3 +290,15 @@ def test_dynamic_sampling_with_steps_per_generation_and_several_iterations(tmp_p
     rewards = tr.last_rewards.view(-1, G)
     assert all(0 < float(g.sum()) < G for g in rewards)  # every trained group has a contrast
     assert all(row["grad_norm"] > 0 for row in tr.state.log_history[:4])
+
+
+def test_the_refill_stream_is_reproducible_from_the_seed():
+    from grpo_lab.trl import PromptStream
+
+    ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(30)]})
+    draws = lambda seed: [ex["prompt"] for ex in PromptStream(ds, seed).draw(45)]  # noqa: E731 - past one epoch
+    assert draws(0) == draws(0) and draws(0) != draws(1)
+    first = draws(0)
+    assert sorted(first[:30]) == sorted(ds["prompt"])  # a permutation, then a fresh one
+    with pytest.raises(ValueError, match="map-style dataset with a length"):
+        PromptStream(iter([]), 0)

@@ -77,3 +77,11 @@ def test_unsloth_model_keeps_unsloth_trainer(patched):
 def test_unpatched_trl_is_used_as_is():
     assert pristine_grpo_trainer() is REAL
     assert trainer_class(model=tiny_causal_lm(char_tokenizer())).__mro__[1] is REAL
+
+
+def test_dynamic_sampling_under_unsloths_trainer_is_refused_by_name(patched):
+    tok = char_tokenizer()
+    model = tiny_causal_lm(tok)
+    model.for_training = lambda: None
+    with pytest.raises(ValueError, match="under Unsloth's trainer has never been executed"):
+        trainer_class(model=model)(model=model, sampling="dynamic")
