@@ -331,6 +331,7 @@ _REGISTRY: dict[str, Callable[..., torch.Tensor]] = {
 }
 
 ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)  # the built-in estimators
+_INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 def register_estimator(name: str, fn: Callable[..., torch.Tensor]) -> None:
@@ -374,7 +375,15 @@ def compute_advantages(rewards, group_size: int | None, method: str = "grpo", **
     if method in ESTIMATORS:
         return _REGISTRY[method](rewards, group_size, **options)
     group(rewards, group_size, "unscored")  # a registered estimator gets validated input ...
-    out = torch.as_tensor(_REGISTRY[method](rewards, group_size, **options))
+    raw = _REGISTRY[method](rewards, group_size, **options)
+    if raw is None:
+        raise ValueError(f"estimator {method!r} returned None (a function without a return statement?)")
+    try:
+        out = torch.as_tensor(raw)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise ValueError(f"estimator {method!r} returned {type(raw).__name__}, not numbers ({e})") from None
+    if out.dtype == torch.bool or out.is_complex() or not (out.is_floating_point() or out.dtype in _INTS):
+        raise ValueError(f"estimator {method!r} returned {out.dtype} values; advantages are real numbers")
     shape, finite = tuple(torch.as_tensor(rewards).shape), bool(torch.isfinite(out).all())
     if tuple(out.shape) != shape or not finite:  # ... and must give a valid output
         raise ValueError(f"estimator {method!r} returned shape {tuple(out.shape)} (rewards: {shape})"

@@ -4,6 +4,7 @@ will GRPO be, before training) and ``inspect`` (an existing run)."""
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from dataclasses import asdict
@@ -234,9 +235,25 @@ def _inspect(a) -> int:
     return 0
 
 
+_NEGATIVE = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _attach_negative_values(argv: list[str]) -> list[str]:
+    """``--lr -1e-4`` as ``--lr=-1e-4``: argparse takes a value that starts with "-" for an option unless it
+    looks like its own idea of a negative number, which leaves out ``-1e-4``. The validation then names the
+    setting ("learning rate must be a positive number") instead of "expected one argument"."""
+    out = []
+    for tok in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE.match(tok):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    a = parser.parse_args(argv)
+    a = parser.parse_args(_attach_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         if a.command == "compare":
             return _compare(a)

@@ -72,7 +72,8 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
                          "the report estimates the degenerate fraction at G from the evaluation's samples")
     conf = dict(estimators=list(estimators), seeds=[int(s) for s in seeds], base=asdict(base), command=command,
                 versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"),
-                fingerprint=fingerprint(shared_settings(base)))
+                fingerprint=fingerprint(shared_settings(base)),
+                settings_at_start=shared_settings(base))  # to name what an edit changed
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "config.json", conf)
     return conf
@@ -127,8 +128,13 @@ def read_config(out: Path) -> dict:
                 break
             except (ValueError, KeyError, TypeError):
                 continue
+        at_start = conf.get("settings_at_start")
+        edited = differing_keys({k: v for k, v in at_start.items() if k in stored_keys},
+                                {k: v for k, v in shared_settings(conf["base"]).items() if k in stored_keys}) \
+            if isinstance(at_start, dict) else []
         detail = (f"finished runs were trained with different settings (run value != config.json value): "
                   f"{'; '.join(diff)}" if diff else
+                  f"settings changed since the start (start value != now): {'; '.join(edited)}" if edited else
                   f"its settings no longer match the fingerprint written when the comparison started "
                   f"({conf.get('fingerprint')} != {now})")
         raise ValueError(f"{path} was changed after the comparison started: {detail}. Restore it, or start a new "
@@ -143,7 +149,9 @@ def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
     try:
         res = read_json(path, "results file")
         cfg = res["config"]
-        ok_keys = all(k in res for k in ("history", "eval")) and isinstance(res["eval"], dict)
+        ev = res.get("eval")
+        ok_keys = isinstance(res.get("history"), list) and isinstance(ev, dict) and (
+            "pass_at_k" in ev or {"n_samples", "correct"} <= set(ev))
         diff = differing_keys(shared_settings(cfg), shared)
         who = (method_name(cfg), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -208,7 +216,10 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     if start_path.is_file():
         try:
             start = read_json(start_path, "start evaluation")
+            if not isinstance(start, dict) or not {"n_samples", "correct"} <= set(start):
+                raise ValueError(f"{start_path} is not a starting-policy evaluation (no n_samples and correct)")
         except ValueError as e:
+            start = None
             echo(f"{e}; evaluating the starting policy again")
     if start is None:
         write_json_atomic(start_path, evaluate_start(base))
@@ -315,6 +326,23 @@ def _distinct(results: dict, key: str) -> str:
     return ", ".join(vals) if vals else "n/a"
 
 
+def _read_jsonl(path: Path) -> list[dict]:
+    """The rows of a metrics file; a line that is not a JSON object is an error naming the file and the line."""
+    rows = []
+    for i, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}, line {i}, is not JSON ({e.msg}); move the file aside to write the report "
+                             "from the results files' own histories") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}, line {i}, is not a JSON object")
+        rows.append(row)
+    return rows
+
+
 def _passk(result: dict) -> dict:
     ev = result["eval"]
     return {int(k): v for k, v in ev["pass_at_k"].items()} if "pass_at_k" in ev else pass_at_k_of(ev, KS)
@@ -338,7 +366,7 @@ def write_report(out: Path, conf: dict) -> Path:
         for r in runs:
             seed = r["config"]["seed"]
             jsonl = out / "metrics" / f"{run_name(est, seed)}.jsonl"
-            rows = [json.loads(x) for x in jsonl.read_text().splitlines()] if jsonl.is_file() else r["history"]
+            rows = _read_jsonl(jsonl) if jsonl.is_file() else r["history"]
             lines += [json.dumps({"estimator": est, "seed": seed, **row}) for row in rows]
     write_text_atomic(out / "metrics.jsonl", "\n".join(lines) + "\n")
 

@@ -116,9 +116,9 @@ class RunConfig:
         as_int("save_steps", self.save_steps, minimum=0)
         if as_int("group size", self.group_size) < 2:
             raise ValueError(f"group size must be >= 2 (a group of one has no baseline), got {self.group_size}")
-        if not (isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0
-                and math.isfinite(self.learning_rate)):
-            raise ValueError(f"learning rate must be a positive number, got {self.learning_rate}")
+        for name, value in (("learning rate", self.learning_rate), ("max_grad_norm", self.max_grad_norm)):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
         get_task(self.task)  # an unknown task (or gym dataset, or option) is an error naming it
         if self.data is not None and not getattr(get_task(self.task), "takes_data", False):
             raise ValueError(f"--data is a local GSM8K file, for --task gsm8k; task {self.task!r} makes its own problems")

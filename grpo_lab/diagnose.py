@@ -176,9 +176,17 @@ def read_log(path) -> RunLog:
 
 def _check_rows(log: RunLog) -> RunLog:
     """Refuse a log with no usable row; note (``log.warnings``) rows that lack a key the report needs."""
-    usable = [r for r in log.rows if r.get("step") is not None and r.get("degenerate") is not None]
+    for i, r in enumerate(log.rows):
+        for key in ("degenerate", "all_fail", "all_pass"):
+            v = r.get(key)
+            if v is not None and np.isfinite(v) and not 0 <= v <= 1:
+                raise LogFormatError(f"{log.source}: row {i} (step {r.get('step')}) has {key} = {v}, not a fraction "
+                                     "in [0, 1]; is this the right column?")
+    usable = [r for r in log.rows if r.get("step") is not None and r.get("degenerate") is not None
+              and np.isfinite(r["degenerate"])]
     if not usable:
-        raise LogFormatError(f"{log.source}: no row has both a step and a degenerate fraction; nothing to report")
+        raise LogFormatError(f"{log.source}: no row has both a step and a finite degenerate fraction; nothing to "
+                             "report")
     for key, what in (("step", "a step"), ("degenerate", "a degenerate fraction"), ("reward", "a mean reward")):
         missing = sum(1 for r in log.rows if r.get(key) is None)
         if missing:
@@ -189,9 +197,14 @@ def _check_rows(log: RunLog) -> RunLog:
 def beta_degeneracy(mu: float, kappa: float, G: int) -> float:
     """E[p^G + (1-p)^G] for p ~ Beta(mu*kappa, (1-mu)*kappa) (exact, a product of G ratios)."""
     a, b = mu * kappa, (1 - mu) * kappa
-    up = math.prod((a + i) / (kappa + i) for i in range(G))
-    down = math.prod((b + i) / (kappa + i) for i in range(G))
-    return up + down
+    if G <= 1000:  # the exact product
+        up = math.prod((a + i) / (kappa + i) for i in range(G))
+        down = math.prod((b + i) / (kappa + i) for i in range(G))
+        return up + down
+    # large G: the same ratio of rising factorials through log-gamma (time independent of G)
+    lg = math.lgamma
+    return math.exp(lg(a + G) - lg(a) - lg(kappa + G) + lg(kappa)) + \
+        math.exp(lg(b + G) - lg(b) - lg(kappa + G) + lg(kappa))
 
 
 def implied_beta(mu: float, degenerate: float, G: int):
@@ -238,6 +251,11 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if group_size is not None:
+        from ._checks import as_int
+
+        if as_int("group size", group_size) < 2:
+            raise ValueError(f"--group-size must be >= 2 (a group of one has no baseline), got {group_size}")
     G = log.group_size or group_size
     if log.group_size and group_size and log.group_size != group_size:
         raise ValueError(f"--group-size {group_size} contradicts the log's histograms (G={log.group_size})")

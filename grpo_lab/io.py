@@ -116,16 +116,60 @@ def _alive(pid: int) -> bool:
 class DirLock:
     """Exclusive ownership of a directory while a process writes into it.
 
-    ``with DirLock(dir):`` creates ``dir/.lock`` atomically (``O_EXCL``) with this pid. If the
-    file exists and its pid is alive, ``RuntimeError`` names the pid; a lock left by a dead
-    process (SIGKILL, a crash) is taken over.
+    ``with DirLock(dir):`` holds an exclusive ``flock`` on ``dir/.lock`` and writes this pid into it. The
+    kernel releases the lock when its process ends, however it ends (SIGKILL, a crash), so a lock is never
+    stale and a reused pid never blocks; a second process, or a second ``DirLock`` on the same directory in
+    this process, gets ``RuntimeError`` naming the owner's pid. After taking the lock, the file is checked to
+    still be the one at ``dir/.lock`` (a releasing owner unlinks it), so two processes never both hold it.
+    Where ``fcntl`` is missing (Windows), an ``O_EXCL`` file with the pid is the lock, and a lock whose pid is
+    dead is taken over.
     """
+
+    _held: set = set()  # directories locked by this process (a nested lock is refused, never released early)
 
     def __init__(self, directory):
         self.path = Path(directory) / ".lock"
+        self.fd = None
+
+    def _in_use(self, pid) -> RuntimeError:
+        return RuntimeError(f"{self.path.parent} is in use by process {pid or '(unknown)'} (lock file {self.path}); "
+                            "wait for it to finish, or stop it first")
 
     def __enter__(self):
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        key = str(self.path.resolve())
+        if key in DirLock._held:
+            raise RuntimeError(f"{self.path.parent} is already locked by this process (pid {os.getpid()}); "
+                               "a comparison cannot run inside another on the same directory")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self._enter_without_flock(key)
+        for _ in range(100):
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                try:
+                    pid = os.read(fd, 32).decode(errors="replace").strip()
+                finally:
+                    os.close(fd)
+                raise self._in_use(pid) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:  # the previous owner unlinked it between our open and our lock: try the new file
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            self.fd = fd
+            DirLock._held.add(key)
+            return self
+        raise RuntimeError(f"could not take the lock {self.path}")  # pragma: no cover
+
+    def _enter_without_flock(self, key):  # pragma: no cover - not POSIX
         for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -134,20 +178,23 @@ class DirLock:
                     pid = int(self.path.read_text().strip() or "0")
                 except (OSError, ValueError):
                     pid = 0
-                if pid and pid != os.getpid() and _alive(pid):
-                    raise RuntimeError(f"{self.path.parent} is in use by process {pid} (lock file {self.path}); "
-                                       "wait for it to finish, or stop it first") from None
-                self.path.unlink(missing_ok=True)  # stale: its owner is gone
+                if pid and _alive(pid):
+                    raise self._in_use(pid) from None
+                self.path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as f:
                 f.write(str(os.getpid()))
+            DirLock._held.add(key)
             return self
-        raise RuntimeError(f"could not take the lock {self.path}")  # pragma: no cover - a race lost twice
+        raise RuntimeError(f"could not take the lock {self.path}")
 
     def __exit__(self, *exc):
+        DirLock._held.discard(str(self.path.resolve()))
         try:
-            if self.path.read_text().strip() == str(os.getpid()):
-                self.path.unlink()
+            self.path.unlink()  # while still holding it: a process that opened it now sees another inode
         except OSError:
             pass
+        if self.fd is not None:
+            os.close(self.fd)  # releases the flock
+            self.fd = None
         return False

@@ -16,15 +16,38 @@ import numpy as np
 from ._checks import as_int, as_number
 
 
+_MAX_COUNT = 2 ** 62  # counts are int64; anything larger is not a number of samples
+
+
 def _counts(x, name: str) -> np.ndarray:
     a = np.asarray(x)
+    if a.dtype == object:  # Python ints beyond int64
+        raise ValueError(f"{name} is too large to be a count of samples (at most 2**62)")
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
             raise ValueError(f"{name} must hold whole numbers, got {a[~(np.isfinite(a) & (a == np.round(a)))][:5]}")
+        if np.any(np.abs(a) > _MAX_COUNT):
+            raise ValueError(f"{name} is too large to be a count of samples (at most 2**62), got {a.max():g}")
         a = a.astype(np.int64)
     elif a.dtype.kind not in "iu":
         raise TypeError(f"{name} must be integers, got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.size and int(a.max()) > _MAX_COUNT:
+        raise ValueError(f"{name} is too large to be a count of samples (at most 2**62)")
     return a.astype(np.int64)
+
+
+_PRODUCT_WIDTH = 4096  # beyond this many factors, log-gamma instead of the explicit product
+
+
+def _all_wrong(n: int, c: int, k: int) -> float:
+    """``C(n - c, k) / C(n, k)`` for one problem with n - c >= k and many correct samples: the product over the
+    k factors ``(n - c - j) / (n - j)``, summed as logs in chunks (memory independent of n and c)."""
+    total, start = 0.0, 0
+    while start < k:
+        j = np.arange(start, min(k, start + 1_000_000), dtype=np.float64)
+        total += float(np.log1p(-c / (n - j)).sum())
+        start += len(j)
+    return float(np.exp(total))
 
 
 def pass_at_k(n, c, k: int):
@@ -49,7 +72,9 @@ def pass_at_k(n, c, k: int):
     if need.any():
         nn, cc = flat_n[need], flat_c[need]
         width = int(cc.max()) if cc.size else 0
-        if width > 0:
+        if width > _PRODUCT_WIDTH and k < width:  # many correct: k factors instead of c
+            out[need] = [1.0 - _all_wrong(int(a), int(b), k) for a, b in zip(nn, cc)]
+        elif width > 0:
             # factors (1 - k/i) for i = n-c+1 .. n, padded with 1
             j = np.arange(width)[None, :]
             i = (nn - cc + 1)[:, None] + j
@@ -122,14 +147,34 @@ def naive_best_of_k(correct, k: int, n_boot: int = 200, seed: int = 0) -> float:
     return float(np.mean(scores))
 
 
+def _canon(x):
+    """An answer or reference for comparison: numbers (int, float, numpy, or a string that is one, commas allowed)
+    by value, other strings stripped; None stays None."""
+    if x is None:
+        return None
+    if isinstance(x, (bool, np.bool_)):
+        return str(x)
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return float(x)
+    text = str(x).strip()
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return text
+
+
 def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) -> np.ndarray:
     """maj@k per problem: is the majority answer among k samples the reference?
 
     ``answers`` is one list of extracted answers per problem (``None`` = no answer, which
-    never wins a vote); ``reference`` one reference answer per problem. With k equal to
-    the number of samples the vote is taken once over all of them; with fewer, the
-    result is the fraction of ``n_resamples`` random k-subsets whose vote is right. A tie
-    is broken by the answer seen first in the (random) subset order.
+    never wins a vote); ``reference`` one reference answer per problem. Answers and references are
+    compared by value when both are numbers (``72``, ``"72"``, ``"72.0"``, ``np.int64(72)`` and
+    ``"1,000"`` vs ``1000`` are equal), else as stripped strings. A reference that is a whole GSM8K
+    answer field (it contains ``####``) is an error: pass its final number
+    (:func:`grpo_lab.tasks.gsm8k.extract_answer`). With k equal to the number of samples the vote is
+    taken once over all of them; with fewer, the result is the mean over ``n_resamples`` random
+    k-subsets. A tie between the most voted answers scores the chance that a uniformly random
+    tie-break picks the reference (1/m when it is one of m tied answers, else 0), never an order.
     """
     if len(answers) != len(reference):
         raise ValueError(f"{len(answers)} answer lists but {len(reference)} references")
@@ -138,18 +183,22 @@ def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) 
     rng = np.random.default_rng(seed)
     out = np.zeros(len(answers))
     for p, (row, ref) in enumerate(zip(answers, reference)):
-        row = list(row)
+        if isinstance(ref, str) and "####" in ref:
+            raise ValueError(f"reference {p} is a whole GSM8K answer field ({ref[-40:]!r}); pass its final number "
+                             "(grpo_lab.tasks.gsm8k.extract_answer)")
+        row = [_canon(a) for a in row]
+        ref = _canon(ref)
         if len(row) < k:
             raise ValueError(f"maj@{k} needs at least k={k} samples; problem {p} has {len(row)}")
         subsets = [list(range(len(row)))] if k == len(row) else [rng.permutation(len(row))[:k] for _ in range(n_resamples)]
-        wins = 0
+        score = 0.0
         for s in subsets:
             votes = Counter(row[i] for i in s if row[i] is not None)
             if votes:
                 best = max(votes.values())
-                winner = next(row[i] for i in s if row[i] is not None and votes[row[i]] == best)
-                wins += winner == ref
-        out[p] = wins / len(subsets)
+                tied = [a for a, v in votes.items() if v == best]
+                score += (ref in tied) / len(tied)
+        out[p] = score / len(subsets)
     return out
 
 

@@ -376,7 +376,16 @@ def _truncate_jsonl(path: Path, last_step: int) -> None:
 
     from .io import write_text_atomic
 
-    keep = [x for x in path.read_text().splitlines() if x.strip() and json.loads(x).get("step", 0) <= last_step]
+    keep = []
+    for i, x in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if not x.strip():
+            continue
+        try:
+            step = json.loads(x).get("step", 0)
+        except (json.JSONDecodeError, AttributeError):
+            raise ValueError(f"{path}, line {i}, is not a JSON object; move the file aside to resume") from None
+        if step <= last_step:
+            keep.append(x)
     write_text_atomic(path, "".join(x + "\n" for x in keep))
 
 

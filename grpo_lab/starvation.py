@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from ._checks import as_number
 from ._groups import group, group_stats, homogeneous
 from .advantages import DEFAULT_TAU, ESTIMATORS, compute_advantages
 
@@ -170,6 +171,7 @@ def filter_groups(rewards, G: int | None = None, tol: float = DEFAULT_TAU, *, fa
     ``all_pass`` (``success``), ``other``. Introduced in notebook 09; the trainer's refill loop
     (:func:`grpo_lab.trl.trainer_class`, ``sampling="dynamic"``) calls it on every generation round.
     """
+    tol = as_number("tol", tol, low=0.0, low_open=True)
     g = group(rewards, G)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tol)
@@ -255,6 +257,10 @@ def signal_kept(rewards, G: int | None = None, methods=ESTIMATORS, atol: float =
     ``avspo={"threshold": 0.3}``. Introduced in notebook 03.
     """
     g = group(rewards, G)
+    unknown = sorted(set(options) - set(methods))
+    if unknown:
+        raise ValueError(f"options for {', '.join(map(repr, unknown))}, which is not among the methods "
+                         f"({', '.join(methods)}); a misspelt estimator name?")
     out = {}
     for m in methods:
         adv = compute_advantages(g.values, g.group_size, m, **options.get(m, {}))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from grpo_lab import cli
+from grpo_lab.compare import read_config, write_report
 from grpo_lab.io import DirLock
 
 BASE = ["compare", "--policy", "tabular", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "3",
@@ -86,9 +87,11 @@ def test_a_damaged_results_file_at_report_time_is_named(finished, tmp_path):
 
 def test_a_second_writer_gets_a_clear_error(finished, tmp_path, capsys):
     run = copy_of(finished, tmp_path)
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = ("import sys, time\nfrom grpo_lab.io import DirLock\nwith DirLock(sys.argv[1]):\n"
+              "    print('held', flush=True)\n    time.sleep(60)\n")
+    other = subprocess.Popen([sys.executable, "-c", holder, str(run)], stdout=subprocess.PIPE, text=True)
     try:
-        (run / ".lock").write_text(str(other.pid))
+        assert other.stdout.readline().strip() == "held"
         with pytest.raises(SystemExit) as e:
             cli.main(["compare", "--resume", str(run), "--no-progress"])
         assert e.value.code == 2
@@ -96,9 +99,53 @@ def test_a_second_writer_gets_a_clear_error(finished, tmp_path, capsys):
     finally:
         other.kill()
         other.wait()
-    # the owner is gone now: its stale lock is taken over and released at the end
+    # the owner was killed (its .lock file is left behind): the kernel released its lock, so it is taken over
+    assert (run / ".lock").exists()
     assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
     assert not (run / ".lock").exists()
+
+
+def test_a_pid_written_in_a_lock_file_never_blocks(tmp_path):
+    """A leftover lock file naming a live but unrelated process (a reused pid) is not a lock."""
+    (tmp_path / ".lock").write_text(str(os.getppid()))
+    with DirLock(tmp_path):
+        assert (tmp_path / ".lock").read_text() == str(os.getpid())
+
+
+def test_a_nested_lock_is_refused_and_keeps_the_outer_one(tmp_path):
+    with DirLock(tmp_path):
+        with pytest.raises(RuntimeError, match="already locked by this process"):
+            with DirLock(tmp_path):
+                pass
+        assert (tmp_path / ".lock").read_text() == str(os.getpid())  # the outer lock still stands
+    assert not (tmp_path / ".lock").exists()
+
+
+def test_racing_processes_never_both_hold_the_lock(tmp_path):
+    """Processes released together, each trying the lock many times: at most one holds it at any moment."""
+    racer = ("import os, sys, time\nfrom grpo_lab.io import DirLock\nd, log, t0 = sys.argv[1], sys.argv[2], "
+             "float(sys.argv[3])\nwhile time.time() < t0: pass\nfor _ in range(60):\n    try:\n"
+             "        with DirLock(d):\n            with open(log, 'a') as f: f.write(f'in {os.getpid()}\\n')\n"
+             "            time.sleep(0.001)\n            with open(log, 'a') as f: f.write(f'out {os.getpid()}\\n')\n"
+             "    except RuntimeError:\n        pass\n")
+    import time as _time
+
+    log = tmp_path / "log.txt"
+    t0 = _time.time() + 2.0
+    procs = [subprocess.Popen([sys.executable, "-c", racer, str(tmp_path / "d"), str(log), str(t0)]) for _ in range(4)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    holder = None
+    lines = log.read_text().splitlines()
+    assert len(lines) >= 2
+    for line in lines:
+        what, pid = line.split()
+        if what == "in":
+            assert holder is None, f"{pid} took the lock while {holder} held it"
+            holder = pid
+        else:
+            assert holder == pid
+            holder = None
 
 
 def test_lock_is_exclusive_within_one_directory(tmp_path):
@@ -159,3 +206,25 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     assert not list(tmp.iterdir())  # the run's temporary directory is removed
     run = only_run(tmp_path / "runs")
     assert not (run / ".lock").exists() and not (run / "report.md").exists()
+
+
+def test_a_damaged_metrics_file_is_named(finished, tmp_path):
+    run = copy_of(finished, tmp_path)
+    metrics = run / "metrics" / "grpo-seed0.jsonl"  # a language-model run's per-step log, damaged
+    metrics.parent.mkdir(exist_ok=True)
+    metrics.write_text('{"step": 1}\n{"step": 2, \n')
+    with pytest.raises(ValueError, match=r"grpo-seed0.jsonl, line 2, is not JSON"):
+        write_report(run, read_config(run))
+
+
+def test_an_empty_start_or_eval_is_redone_not_a_traceback(finished, tmp_path, capsys):
+    run = copy_of(finished, tmp_path)
+    (run / "start.json").write_text("{}")
+    res = sorted((run / "results").glob("*.json"))[0]
+    data = json.loads(res.read_text())
+    data["eval"] = {}
+    res.write_text(json.dumps(data))
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "not a starting-policy evaluation" in out and "is incomplete" in out
+    assert (run / "report.md").is_file() and any(p.name.startswith(res.name + ".rejected-") for p in res.parent.iterdir())
