@@ -228,24 +228,11 @@ checks.check_grpo_loss(my_grpo_loss)
 from grpo_lab.loss import grpo_loss  # noqa: E402
 from grpo_lab.tasks import correctness_reward  # noqa: E402
 
-
-def solved(name, probe_call):
-    """The student's function, or None while it is not written (lesson) or still a stub (exercises).
-
-    Any other error from it is the student's bug and is raised, not hidden behind the library's function."""
-    fn = globals().get(name)
-    if fn is None:
-        return None
-    try:
-        probe_call(fn)
-    except NotImplementedError:
-        return None
-    return fn
-
-
-reward_fn = solved("my_reward", lambda f: f(["1+1="], ["2"], ["2"]))
-advantage_fn = solved("my_group_advantages", lambda f: f(torch.zeros(4), 2))
-loss_fn = solved("my_grpo_loss", lambda f: f(torch.zeros(1, 1), torch.zeros(1, 1), torch.ones(1), torch.ones(1, 1)))
+# the student's function where it is written (exercises, solutions), else None (the lesson)
+reward_fn = checks.student_function(globals(), "my_reward", lambda f: f(["1+1="], ["2"], ["2"]))
+advantage_fn = checks.student_function(globals(), "my_group_advantages", lambda f: f(torch.zeros(4), 2))
+loss_fn = checks.student_function(globals(), "my_grpo_loss",
+                                  lambda f: f(torch.zeros(1, 1), torch.zeros(1, 1), torch.ones(1), torch.ones(1, 1)))
 if advantage_fn is not None:
     gl.register_estimator("mine", advantage_fn)
 mine = train(RunConfig(**{**BASE.__dict__, "estimator": "mine" if advantage_fn else "grpo", "steps": 5}), WORK,

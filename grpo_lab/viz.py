@@ -527,14 +527,17 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
     for ax, what, ylabel in ((a1, lambda c: c["completions"] / c["steps"], "completions generated per step"),
                              (a2, lambda c: 100 * c["informative"] / c["completions"],
                               "informative groups trained\nper 100 completions generated")):
+        top = 0.0
         for i, label in enumerate(labels):
             m, lo, hi = mean_ci([what(c) for c in costs[label]])
             st = style(label)
             ax.bar(i, m, 0.7, yerr=[[m - lo], [hi - m]], capsize=3, color=st["color"], label=label,
                    hatch="//" if st["ls"] != "-" else None, edgecolor="white", lw=0)
+            top = max(top, hi, m)
         ax.set_xticks(x, labels, rotation=20, fontsize=8)
         ax.set_ylabel(ylabel)
         ax.set_xlabel("method")
-    a1.legend(fontsize=7, title=f"error bars: 95% t-interval over {n_seeds} seeds" if n_seeds > 1 else
-              "one seed: no interval", title_fontsize=7)
+        ax.set_ylim(0, top * 1.5 if top > 0 else 1)  # room for the legend above the bars
+    a1.legend(fontsize=7, ncols=2, loc="upper right", title=f"error bars: 95% t-interval over {n_seeds} seeds"
+              if n_seeds > 1 else "one seed: no interval", title_fontsize=7)
     return fig

@@ -5,14 +5,17 @@
 
 Between the README's ``report-excerpt`` markers it writes the "## Results" table of
 ``docs/results/lr1e-4/report.md`` (heading demoted to "####", up to its "Start:" line), and between
-the ``verdicts`` markers one line per tracked learning rate: for pass@1 and pass@16, which estimators'
-95% t-intervals over seeds lie wholly above or below the starting policy's value, read from the
-reports' tables with :func:`verdicts` (an interval that contains the start is "no detectable change").
+the ``verdicts`` markers one line per tracked comparison (each learning rate at equal steps, and the
+equal-generation comparison): for pass@1 and pass@16, which methods' 95% t-intervals over seeds lie
+wholly above or below the starting policy's value, and which pairs of methods have intervals apart,
+read from the reports' tables with :func:`verdicts` (an interval that contains the start is "no
+detectable change"). The budget each was compared at comes from its ``config.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -61,20 +64,39 @@ def verdicts(report: str) -> str:
         words += [f"down for {', '.join(down)}"] if down else []
         words += [f"no detectable change for {', '.join(same)}"] if same else []
         parts.append(": ".join([words[0], "; ".join(words[1:])]))
+    names = list(rows)
+    n_pairs = len(names) * (len(names) - 1) // 2
+    for col in ("pass@1", "pass@16") if n_pairs else ():
+        apart = [f"{a} above {b}" for a in names for b in names
+                 if col in rows[a] and col in rows[b] and rows[a][col][1] > rows[b][col][2]]
+        parts.append(f"methods apart on {col} ({n_pairs} pair{'s' if n_pairs > 1 else ''}, no correction for "
+                     "multiplicity): " + (", ".join(apart) if apart else "none"))
     return "; ".join(parts)
 
 
-def learning_rates():
-    def lr(path):
-        return float(path.parent.name.removeprefix("lr"))
-
-    return sorted(RESULTS.glob("lr*/report.md"), key=lr)
+def comparisons():
+    """Every tracked comparison of the tiny LM (a docs/results directory with a report and a config.json), with the label
+    the README gives it: learning rate, and steps or generation budget."""
+    out = []
+    for report in RESULTS.glob("*/report.md"):
+        conf = report.with_name("config.json")
+        if not conf.is_file() or '"estimators"' not in conf.read_text():
+            continue
+        base = json.loads(conf.read_text())["base"]
+        if base.get("policy") != "tiny-lm":  # the real model's comparison has its own README section
+            continue
+        budget = base.get("budget_completions")
+        label = f"lr {('%.0e' % base['learning_rate']).replace('e-0', 'e-')}, " + (f"equal generation ({budget} completions per run)" if budget
+                                                     else f"equal steps ({base['steps']} per run)")
+        if base.get("prompts_per_step", 16) != 16:
+            label += f", {base['prompts_per_step']} prompts per step"
+        out.append((budget is not None, base.get("prompts_per_step", 16), base["learning_rate"], label, report))
+    return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:3])]
 
 
 def render(readme: str) -> str:
     blocks = {"excerpt": excerpt(MAIN.read_text()),
-              "verdicts": "\n".join(f"- **lr {p.parent.name.removeprefix('lr')}**: {verdicts(p.read_text())}."
-                                    for p in learning_rates())}
+              "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons())}
     for key, (begin, end) in MARKERS.items():
         a, b = readme.index(begin) + len(begin), readme.index(end)
         readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]
