@@ -21,6 +21,12 @@ PATTERNS = {
     "#### ": "#### ",
     "1,000": "1,000",
     "- \\frac{": "- \\frac{",
+    "2^ (powers)": "2^",
+    "4 1/2 (mixed numbers)": "4 1/2 ",
+    "\\sqrt{": "\\sqrt{",
+    "1 \\times 10^": "1 \\times 10^",
+    "the answer is not ": "the answer is not ",
+    "m^2 (unit powers)": "m^2 ",
 }
 
 

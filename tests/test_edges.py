@@ -47,7 +47,7 @@ def _jsonl(path, rows):
 
 def test_inspect_rows_missing_keys_is_an_error_not_an_empty_report(tmp_path, capsys):
     log = _jsonl(tmp_path / "metrics.jsonl", [{"starvation/acr": None}, {"starvation/acr": 0.5}])
-    with pytest.raises(LogFormatError, match="no row has both a step and a degenerate fraction"):
+    with pytest.raises(LogFormatError, match="no row has both a step and a finite degenerate fraction"):
         read_log(log)
     with pytest.raises(SystemExit) as e:
         cli.main(["inspect", str(log)])

@@ -1,16 +1,27 @@
 """GSM8K-format answer grading (introduced in notebook 05; used on real GSM8K in notebook 06).
 
 ``extract_answer(text)`` finds the final answer of a GSM8K-style solution and returns it as a
-canonical number string, or ``None``. Where it looks, first kind that is present wins:
+canonical number string, or ``None``. Where it looks:
 
-1. the last ``#### ...`` line (GSM8K's own answer format);
-2. the last ``\\boxed{...}`` (braces may nest: ``\\boxed{\\frac{1}{2}}``, ``\\boxed{1{,}000}``);
-3. the last "the answer is ..." (also "answer: ...", "answer = ..."), case-insensitive, even when
-   one line holds two of them;
-4. fallback: the last number anywhere in the text.
+1. answer markers: ``#### ...`` lines (GSM8K's own format), the last ``\\boxed{...}`` (braces may
+   nest: ``\\boxed{\\frac{1}{2}}``, ``\\boxed{1{,}000}``) and "the answer is ..." (also
+   "answer: ...", "answer = ...", case-insensitive, even when one line holds two). The marker that
+   comes **last in the text** wins, whatever its kind (an "answer is" phrase only if it holds a number; a
+   ``####`` line or a box that holds no readable number means no answer): a completion that boxes 24
+   and then says "that is wrong; the answer is 25" answered 25;
+2. a completion with no marker and no words (letters outside LaTeX commands), such as ``4 1/2``,
+   ``2^3`` or ``10-3=7``, is read as one marker fragment;
+3. fallback: the last number anywhere in the text.
 
-Within 1-3 the first number of the fragment is the answer. Numbers are read exactly (as
-fractions, never through binary floats or a 28-digit decimal context) and written back
+Within a marker fragment the first number is the answer, after three readings: a worked expression
+is read after its last "=" ("#### 3 + 4 = 7" → 7); a fragment that starts with "not" skips the
+negated number ("the answer is not 5, it is 6" → 6); a fragment with no digit is read as number
+words ("#### five" → 5, "twenty-one", "one hundred and five"). Forms read inside a fragment, the
+earliest-starting one first: ``\\frac{a}{b}`` and ``\\frac34``, mixed numbers ``2\\frac{1}{2}`` and
+``4 1/2`` (→ 4.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
+``\\cdot``, ``*``), ``\\sqrt{4}`` when the root is rational (an irrational root is not a number
+here), "a/b", and plain numbers. In free text (3) a power of a unit ("12 m^2") is not a number, nor is
+an irrational root. Numbers are read exactly (as fractions, never through binary floats or a 28-digit decimal context) and written back
 canonically: thousands commas dropped ("1,000" → "1000"; LaTeX's "1{,}000" too), "$" and "%"
 ignored, trailing zeros gone ("72.00" → "72"), a leading-dot decimal read (".5" → "0.5"),
 signs kept ("-3", "−3" with a Unicode minus), "+5" → "5", "-0" → "0".
@@ -56,6 +67,22 @@ _MARKED_RE = re.compile(r"(" + _MARKED_NUM + r")(?:\s*/\s*(" + _BODY + r"))?")
 _HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
 _BOXED_RE = re.compile(r"\\boxed\s*\{")
 _ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
+_NUM = r"(" + _MARKED_NUM + r")"
+_EXP = r"\^\s*(?:\{\s*([-+−]?\d{1,3})\s*\}|([-+−]?\d{1,3})(?!\d))"  # an exponent: ^3, ^{10}, ^{-2}
+_FRAC_SHORT_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*(\d)\s*(\d)")  # \frac34: one-digit arguments
+_MIXED_TEX_RE = re.compile(r"(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
+_MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?![\d.])")
+_SCI_RE = re.compile(_NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" + _EXP)
+_POW_RE = re.compile(_NUM + r"\s*" + _EXP)
+_SQRT_RE = re.compile(r"\\sqrt\s*\{\s*(" + _BODY + r")\s*\}")
+_UNIT_POWER_RE = re.compile(r"(?<=[A-Za-z])\^\s*(?:\{[^{}]{0,8}\}|[-+−]?\d+)")  # m^2, cm^{3}: units
+_NOT_RE = re.compile(r"\s*not\b", re.IGNORECASE)
+_LATEX_CMD_RE = re.compile(r"\\[A-Za-z]+")
+_ONES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                    "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_RE = re.compile(r"[a-z]+", re.IGNORECASE)
 
 
 def _fraction(token: str) -> Fraction | None:
@@ -113,20 +140,104 @@ def _frac_value(m: re.Match) -> str | None:
     return value[1:] if value.startswith("-") else ("0" if value == "0" else "-" + value)
 
 
-def _marked_number(fragment: str) -> str | None:
-    """The first number of an answer-marker fragment: a LaTeX fraction, "a/b", "1 000", or a plain number."""
-    fragment = fragment.replace("{,}", ",").replace("\\,", " ").replace("\\!", "")
-    frac = _FRAC_RE.search(fragment)
-    plain = _MARKED_RE.search(fragment)
-    if frac is not None and (plain is None or frac.start() <= plain.start()):
-        return _frac_value(frac)
-    if plain is None:
+def _words_number(fragment: str) -> str | None:
+    """Number words at the start of a fragment: "five", "twenty-one", "one hundred and five", "3 thousand" is not
+    handled (it has a digit and is read as a number). None when the fragment does not start with one."""
+    total, current, seen = 0, 0, False
+    for m in _WORD_RE.finditer(fragment.replace("-", " ")):
+        gap = fragment[m.start() - 1] if m.start() else " "
+        w = m.group(0).lower()
+        if seen and gap not in " -":
+            break
+        if w in _ONES:
+            current += _ONES[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w in _SCALES and seen:
+            if _SCALES[w] == 100:
+                current *= 100
+            else:
+                total, current = total + current * _SCALES[w], 0
+        elif w == "and" and seen:
+            continue
+        else:
+            break
+        seen = True
+    return canonical(Fraction(total + current)) if seen else None
+
+
+def _power(base: str, exp: str | None) -> str | None:
+    b = _fraction(base)
+    if b is None or exp is None:
         return None
-    return normalize_number(plain.group(1) + (f"/{plain.group(2)}" if plain.group(2) else ""))
+    e = int(exp.replace("−", "-"))
+    if b == 0 and e < 0:
+        return None
+    size = abs(e) * max(len(str(abs(b.numerator))), len(str(b.denominator)))
+    return canonical(b ** e) if size <= _MAX_DIGITS else None
+
+
+def _sqrt(token: str) -> str | None:
+    import math
+
+    x = _fraction(token)
+    if x is None or x < 0:
+        return None
+    rn, rd = math.isqrt(x.numerator), math.isqrt(x.denominator)
+    return canonical(Fraction(rn, rd)) if rn * rn == x.numerator and rd * rd == x.denominator else None
+
+
+def _candidates(fragment: str):
+    """``(start, -length, value)`` for every number form of a marker fragment (see the module doc)."""
+    def exp_of(m, i):
+        return m.group(i) if m.group(i) is not None else m.group(i + 1)
+
+    for m in _MIXED_TEX_RE.finditer(fragment):
+        whole, a, b = m.group(1), m.group(2) or m.group(3), m.group(4) or m.group(5)
+        if int(b) != 0:
+            yield m.start(), -len(m.group(0)), canonical(Fraction(int(whole)) + Fraction(int(a), int(b)))
+    for m in _MIXED_SLASH_RE.finditer(fragment):
+        whole, a, b = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if 0 < a < b:  # a proper fraction after a whole number: "4 1/2"
+            yield m.start(), -len(m.group(0)), canonical(whole + Fraction(a, b))
+    for regex in (_FRAC_RE, _FRAC_SHORT_RE):
+        for m in regex.finditer(fragment):
+            yield m.start(), -len(m.group(0)), _frac_value(m)
+    for m in _SCI_RE.finditer(fragment):
+        mant, e = _fraction(m.group(1)), exp_of(m, 2)
+        ten = _power("10", e)
+        if mant is not None and ten is not None:
+            yield m.start(), -len(m.group(0)), canonical(mant * Fraction(ten))
+    for m in _POW_RE.finditer(fragment):
+        yield m.start(), -len(m.group(0)), _power(m.group(1), exp_of(m, 2))
+    for m in _SQRT_RE.finditer(fragment):
+        yield m.start(), -len(m.group(0)), _sqrt(m.group(1))
+    for m in _MARKED_RE.finditer(fragment):
+        yield m.start(), -len(m.group(0)), normalize_number(m.group(1) + (f"/{m.group(2)}" if m.group(2) else ""))
+
+
+def _marked_number(fragment: str) -> str | None:
+    """The answer in an answer-marker fragment (the readings and forms of the module doc), or None."""
+    fragment = (fragment.replace("{,}", ",").replace("\\,", " ").replace("\\!", "").replace("\\left", "")
+                .replace("\\right", ""))
+    if "=" in fragment:  # a worked expression: its result
+        fragment = fragment.rsplit("=", 1)[1]
+    negated = _NOT_RE.match(fragment)
+    if negated:  # "not 5, it is 6": the first number is the one denied
+        rest = fragment[negated.end():]
+        first = min(_candidates(rest), key=lambda c: c[:2], default=None)
+        if first is None:
+            return None
+        fragment = rest[first[0] - first[1]:]
+    best = min(_candidates(fragment), key=lambda c: c[:2], default=None)
+    if best is not None:  # the earliest, longest form; None when that form has no exact value (sqrt(2), 1/0)
+        return best[2]
+    return _words_number(fragment) if not re.search(r"\d", fragment) else None
 
 
 def _last_number(text: str) -> str | None:
-    text = text.replace("{,}", ",")
+    text = _UNIT_POWER_RE.sub("", text.replace("{,}", ","))
+    text = _SQRT_RE.sub(lambda m: f" {_sqrt(m.group(1)) or ''} ", text)  # sqrt(2) is not the number 2
     last = None
     for m in _FRAC_RE.finditer(text):
         last = (m.end(), _frac_value(m))
@@ -136,9 +247,9 @@ def _last_number(text: str) -> str | None:
     return last[1] if last is not None else None
 
 
-def _last_boxed(text: str) -> str | None:
-    """The contents of the last ``\\boxed{...}`` (nested braces balanced; an unclosed one runs to the end),
-    or None. Only the last is scanned, so the time is linear in the text however many ``\\boxed{`` it holds."""
+def _last_boxed(text: str) -> tuple[int, str] | None:
+    """``(position, contents)`` of the last ``\\boxed{...}`` (nested braces balanced; an unclosed one runs to the
+    end), or None. Only the last is scanned, so the time is linear in the text however many ``\\boxed{`` it holds."""
     last = None
     for last in _BOXED_RE.finditer(text):
         pass
@@ -148,23 +259,27 @@ def _last_boxed(text: str) -> str | None:
     while i < len(text) and depth:
         depth += {"{": 1, "}": -1}.get(text[i], 0)
         i += 1
-    return text[last.end():i - 1 if depth == 0 else i]
+    return last.start(), text[last.end():i - 1 if depth == 0 else i]
 
 
 def extract_answer(text) -> str | None:
     """The final answer in ``text`` as a canonical number string, or ``None`` (see module doc)."""
     if not isinstance(text, str) or not text:
         return None
-    hashes = _HASH_RE.findall(text)
-    if hashes:
-        return _marked_number(hashes[-1])
+    markers = [(m.start(), m.group(1), True) for m in _HASH_RE.finditer(text)]
     boxed = _last_boxed(text)
     if boxed is not None:
-        return _marked_number(boxed)
+        markers.append((*boxed, True))
     said = list(_ANSWER_IS_RE.finditer(text))
-    for i in range(len(said) - 1, -1, -1):  # the last phrase whose fragment holds a number
+    for i, m in enumerate(said):
         end = said[i + 1].start() if i + 1 < len(said) else len(text)
-        ans = _marked_number(text[said[i].end():end].split("\n", 1)[0])
+        markers.append((m.start(), text[m.end():end].split("\n", 1)[0], False))
+    for _, fragment, final in sorted(markers, key=lambda t: t[0], reverse=True):
+        ans = _marked_number(fragment)
+        if ans is not None or final:  # a "####" line or a box is the answer, readable or not; a phrase
+            return ans                 # without a number ("the answer is the total") is passed over
+    if not re.search(r"[A-Za-z]", _LATEX_CMD_RE.sub("", text)):  # no words: the whole text is the answer
+        ans = _marked_number(text)
         if ans is not None:
             return ans
     return _last_number(text)
