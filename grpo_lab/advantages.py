@@ -45,7 +45,16 @@ DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
 
 
 def _finish(g: Grouped, adv: torch.Tensor) -> torch.Tensor:
-    return g.restore(zero_unscored(adv, g.valid))
+    """The advantages in the caller's shape and dtype. Finite rewards whose advantages do not fit the dtype
+    (rloo on float32 rewards near 3e38, drgrpo on float16 near 65504) are an error naming the dtype, never a
+    silent inf."""
+    adv = zero_unscored(adv, g.valid)
+    dtype = g.dtype or adv.dtype
+    if bool(torch.isinf(adv).any()) or (g.dtype is not None and bool(
+            (adv.detach().abs() > torch.finfo(g.dtype).max).any())):
+        raise ValueError(f"these rewards' advantages exceed the range of {dtype} (largest finite "
+                         f"{torch.finfo(dtype).max:.3g}); pass the rewards in a wider dtype (float64)")
+    return g.restore(adv)
 
 
 def _normalise(stats: GroupStats, eps: float, unbiased: bool) -> torch.Tensor:
@@ -53,7 +62,9 @@ def _normalise(stats: GroupStats, eps: float, unbiased: bool) -> torch.Tensor:
 
     Out of place throughout, so that rewards that require grad can be differentiated through.
     """
-    return stats.centered * (stats.std(unbiased) + eps).reciprocal()
+    out = stats.centered * (stats.std(unbiased) + eps).reciprocal()
+    # an all-equal group is 0 / (0 + eps): exactly 0 even when eps underflows the dtype (1e-50 in float32)
+    return torch.where(stats.centered == 0, torch.zeros((), dtype=out.dtype), out)
 
 
 def _eps(eps) -> float:

@@ -111,3 +111,30 @@ def test_an_edited_config_names_the_changed_setting(tmp_path):
     with pytest.raises(ValueError, match=r"settings changed since the start \(start value != now\): "
                                          r"learning_rate: 0.0001 != 0.5"):
         read_config(tmp_path)
+
+
+@pytest.mark.parametrize("method", ["drgrpo", "rloo"])
+def test_advantages_that_overflow_the_dtype_are_an_error_not_inf(method):
+    half = torch.tensor([65504.0, -65504, -65504, -65504], dtype=torch.half)
+    with pytest.raises(ValueError, match="exceed the range of torch.float16"):
+        gl.compute_advantages(half, 4, method)
+    big = torch.tensor([3e38, -3e38, 3e38, -3e38])
+    if method == "rloo":
+        with pytest.raises(ValueError, match="exceed the range of torch.float32"):
+            gl.compute_advantages(big, 4, method)
+    wide = gl.compute_advantages(big.double(), 4, method)  # the remedy the message names
+    assert torch.isfinite(wide).all()
+
+
+def test_a_degenerate_group_is_zero_even_when_eps_underflows():
+    out = gl.compute_advantages(torch.ones(4), 4, "grpo", eps=1e-50)  # 1e-50 is 0 in float32
+    assert out.tolist() == [0.0] * 4
+
+
+def test_numpy_references_and_overlong_numbers():
+    from grpo_lab.tasks.gsm8k import is_correct
+
+    assert is_correct("#### 72", np.float64(72)) and is_correct("#### 72", np.int64(72))
+    assert is_correct("#### 0.1", np.float32(0.5)) is False
+    with pytest.raises(ValueError, match="more than 400 digits"):
+        is_correct("#### 72", "1" * 401)

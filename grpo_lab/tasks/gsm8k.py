@@ -290,6 +290,12 @@ def reference_answer(reference) -> str:
 
     A reference with no number in it is an error, not a silent "wrong".
     """
+    import numbers
+
+    if isinstance(reference, numbers.Integral) and not isinstance(reference, bool):
+        reference = int(reference)  # numpy and other integer types
+    elif isinstance(reference, numbers.Real) and not isinstance(reference, (bool, int)):
+        reference = float(reference)  # np.float64's repr is "np.float64(72.0)": read the plain float
     if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
         raise TypeError(f"reference must be a GSM8K answer string or a number, got {type(reference).__name__}")
     if isinstance(reference, float) and reference != reference:
@@ -303,6 +309,9 @@ def reference_answer(reference) -> str:
     whole = normalize_number(reference)  # a bare number, "3/4" included
     ans = whole if whole is not None else extract_answer(reference)
     if ans is None:
+        if re.search(r"\d{%d}" % (_MAX_DIGITS + 1), reference):
+            raise ValueError(f"reference {reference[:40]!r}... has a number of more than {_MAX_DIGITS} digits; "
+                             "the grader reads numbers up to that length")
         raise ValueError(f"reference {str(reference)[:60]!r} contains no number to grade against")
     return ans
 
