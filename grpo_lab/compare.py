@@ -469,6 +469,11 @@ def write_report(out: Path, conf: dict) -> Path:
                f"step, "
                f"{len(secs)} runs, torch threads {_distinct(results, 'threads')})"
                + (f"; evaluation {np.mean(evals):.1f} s per run." if evals else "."), ""]
+    listed = {run_name(e, sd) for e in conf["estimators"] for sd in conf["seeds"]}
+    extra = sorted(p.name for p in (out / "results").glob("*.json") if p.stem not in listed)
+    if extra:
+        md += [f"**Not in this report:** {', '.join(extra)} in `results/`: config.json does not list their method "
+               "or seed (was it edited?). Add them back to its `estimators` / `seeds` to report them.", ""]
     md += ["## Plots", "", "![training](training.png)", ""]
     if "training_by_completions.png" in figs:
         md += ["![training against completions generated](training_by_completions.png)", ""]

@@ -94,9 +94,22 @@ def _from_trl(path: Path) -> RunLog:
     return RunLog("trl", path, rows)
 
 
+def _run_of(row: dict) -> str | None:
+    """The run a metrics row belongs to (``<method>-seed<k>``), or None when the row does not say (a missing or
+    null estimator or seed)."""
+    est, seed = row.get("estimator"), row.get("seed")
+    if not isinstance(est, str) or isinstance(seed, bool) or not isinstance(seed, int):
+        return None
+    return run_name(est, seed)
+
+
 def _from_jsonl(path: Path) -> RunLog:
     rows, G = [], None
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of the first row
+    except UnicodeDecodeError as e:
+        raise LogFormatError(f"{path} is not UTF-8 text (byte {e.start}: {e.reason}); is it a metrics.jsonl?") from None
+    for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -119,7 +132,7 @@ def _from_jsonl(path: Path) -> RunLog:
         rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
                          success_hist=hist if isinstance(hist, list) else None,
-                         run=run_name(r["estimator"], r["seed"]) if "estimator" in r and "seed" in r else None))
+                         run=_run_of(r)))
     if not rows:
         raise LogFormatError(f"{path} is empty")
     return RunLog("grpo_lab", path, rows, group_size=G)
@@ -127,7 +140,7 @@ def _from_jsonl(path: Path) -> RunLog:
 
 def _from_csv(path: Path) -> RunLog:
     try:
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # spreadsheet exports often start with a BOM
             table = list(csv.DictReader(f))
     except (csv.Error, UnicodeDecodeError) as e:
         raise LogFormatError(f"{path} is not a readable CSV ({e})") from None

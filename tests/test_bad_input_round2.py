@@ -138,3 +138,29 @@ def test_numpy_references_and_overlong_numbers():
     assert is_correct("#### 0.1", np.float32(0.5)) is False
     with pytest.raises(ValueError, match="more than 400 digits"):
         is_correct("#### 72", "1" * 401)
+
+
+def test_inspect_reads_null_seeds_bom_csvs_and_names_non_utf8(tmp_path):
+    a = tmp_path / "a.jsonl"
+    a.write_text(json.dumps({"step": 1, "seed": None, "estimator": "grpo", "starvation/acr": 0.5, "reward": 0.3}) + "\n")
+    assert read_log(a).rows[0]["run"] is None
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b'{"step": 1, "starvation/acr": 0.5, "x": "\xff"}\n')
+    with pytest.raises(LogFormatError, match="b.jsonl is not UTF-8 text"):
+        read_log(b)
+    c = tmp_path / "c.csv"
+    c.write_text("\ufeffStep,train/frac_reward_zero_std,train/reward\n1,0.5,0.3\n", encoding="utf-8")
+    assert read_log(c).rows[0]["degenerate"] == 0.5
+
+
+def test_a_seed_removed_from_config_is_named_in_the_report(tmp_path):
+    from grpo_lab.compare import read_config, write_report
+
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0,1", "--steps", "3",
+                     "--no-progress", "--out", str(tmp_path)]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    conf = json.loads((run / "config.json").read_text())
+    conf["seeds"] = [0]
+    (run / "config.json").write_text(json.dumps(conf))
+    report = write_report(run, read_config(run)).read_text()
+    assert "**Not in this report:** grpo-seed1.json" in report
