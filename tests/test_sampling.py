@@ -302,3 +302,21 @@ def test_the_refill_stream_is_reproducible_from_the_seed():
     assert sorted(first[:30]) == sorted(ds["prompt"])  # a permutation, then a fresh one
     with pytest.raises(ValueError, match="map-style dataset with a length"):
         PromptStream(iter([]), 0)
+
+
+def test_filter_never_keeps_an_all_equal_group_at_any_magnitude_or_dtype():
+    """Property (issue 18's class of input): equal rewards are degenerate at every magnitude and dtype, and a
+    group with one different reward is kept wherever the difference is representable."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.sampled_from([torch.float16, torch.bfloat16, torch.float32, torch.float64]),
+           st.floats(min_value=-6e4, max_value=6e4, allow_nan=False), st.integers(min_value=2, max_value=9))
+    def prop(dtype, value, g):
+        r = torch.full((3 * g,), value, dtype=dtype)
+        assert not filter_groups(r, g).keep.any()
+        r[g] = r[g] + max(1.0, abs(float(r[g])) * 0.01)  # a representable difference in group 1
+        if r[g] != r[g + 1]:
+            assert filter_groups(r, g).keep.tolist() == [False, True, False]
+
+    prop()
