@@ -93,7 +93,7 @@ assert kept["avspo"].frac_nonzero > kept["grpo"].frac_nonzero  # ACR > 0.5 switc
 # "cannot" solve gets the biggest push of the whole batch.
 
 # %% [exercise-md]
-# ### Exercise 03.3 — predict first
+# ### Exercise 03.2 — predict first
 # One success among 15 failures (G = 16). Before the next cell prints it: what GRPO advantage
 # does the success get? Work it out by hand from the sample std (no code that calls an
 # estimator) and return it from `my_prediction()`.
@@ -141,7 +141,7 @@ print("-(1/G) grad pass@G          =", target.numpy().round(5))
 assert torch.allclose(exact, target, atol=1e-12)
 
 # %% [exercise-md]
-# ### Exercise 03.2 — the same identity by sampling
+# ### Exercise 03.3 — the same identity by sampling
 # Write `my_failure_descent(logits, G, n_groups, generator)`: sample `n_groups` groups of G
 # answers from `softmax(logits)` (answer 0 correct), keep the all-fail groups, and return the
 # gradient w.r.t. `logits` of $\frac{1}{n}\sum_{\text{groups}} 1\{\text{all fail}\}\cdot L_{\text{Sign}}$.
@@ -209,7 +209,7 @@ assert torch.allclose(readings["released code"][3], readings["GRPO"][3])  # mixe
 # **What we measured:** on a 256-prompt bimodal batch at G = 4, group-centred estimators
 # give a signal only to the mixed groups (printed above), Sign to every completion. The lone
 # success's GRPO advantage is $(G-1)/\sqrt G$ (1.5 at G = 4, 7.9 at G = 64). The failure-descent
-# identity holds exactly (autograd, to 1e-12) and, in exercise 03.2's check, by sampling
+# identity holds exactly (autograd, to 1e-12) and, in exercise 03.3's check, by sampling
 # (200,000 groups); it shows
 # Sign's push on a failing prompt shrinks with its success probability. The two AVSPO readings
 # and the released code give three different advantages to the same all-wrong group.

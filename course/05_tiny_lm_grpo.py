@@ -128,7 +128,7 @@ assert gap.real > gap.iid
 # every completion has a nonzero advantage.
 
 # %% [exercise-md]
-# ### Exercise 05.3 — predict first
+# ### Exercise 05.2 — predict first
 # Before running the next cell: in the first training step of GRPO below, what fraction of the
 # completions will have a **nonzero** advantage? Use only what section 2 printed (the start's
 # degenerate fraction at G = 4) and return your number from `my_prediction()`. The check after
@@ -155,12 +155,12 @@ checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation
                         "fraction of completions with A != 0 at step 1", tol=0.15, n=BASE.prompts_per_step)
 
 # %% [exercise-md]
-# ### Exercise 05.4 — build it: your GRPO advantage, in the real trainer
+# ### Exercise 05.3 — build it: your GRPO advantage, in the real trainer
 # Write `my_group_advantages(rewards, G)`: rewards come flat, B·G values in TRL's layout (the G
 # completions of a prompt contiguous); return `(r - group mean) / (group std + 1e-4)` for each,
 # with the *sample* std (G − 1 in the denominator). No library estimator allowed.
-# After exercise 05.5 the lesson trains the tiny LM with **your** function — and your reward
-# (05.1) and loss (05.5) — for the same 5 steps as the GRPO probe above: if all are right, the
+# After exercise 05.4 the lesson trains the tiny LM with **your** function — and your reward
+# (05.1) and loss (05.4) — for the same 5 steps as the GRPO probe above: if all are right, the
 # two training logs agree step by step.
 
 # %% [exercise]
@@ -174,7 +174,7 @@ def my_group_advantages(rewards, G):
 checks.check_group_advantages(my_group_advantages)
 
 # %% [exercise-md]
-# ### Exercise 05.5 — build it: the clipped, masked GRPO loss
+# ### Exercise 05.4 — build it: the clipped, masked GRPO loss
 # TRL turns advantages into a loss over the completion tokens. For token t of completion i, with
 # $\rho_{it} = \exp(\log\pi_\theta - \log\pi_{\text{old}})$ the probability ratio to the policy that
 # sampled it:
@@ -217,7 +217,7 @@ def my_grpo_loss(logp, old_logp, advantages, mask, *, epsilon_low=0.2, epsilon_h
 checks.check_grpo_loss(my_grpo_loss)
 
 # %% [markdown]
-# Your reward (05.1), your advantage (05.4) and your loss (05.5), in the real trainer: the same
+# Your reward (05.1), your advantage (05.3) and your loss (05.4), in the real trainer: the same
 # 5 steps as the GRPO probe above, which used the library's three. In the lesson (no exercises
 # here) and for any exercise still unsolved, the library's function stands in and the cell says
 # which. One step per generated batch (`num_iterations=1`) means $\rho = 1$ when the loss is
@@ -244,7 +244,7 @@ for a, b in zip(mine["history"], probe["grpo"]["history"], strict=True):
 print("step by step, reward and gradient norm agree with the library's GRPO run")
 
 # %% [exercise-md]
-# ### Open question 05.6 — length
+# ### Open question 05.5 — length
 # Under `loss_type="grpo"` every completion's token losses are divided by its own length. In a
 # mixed group, think of a wrong answer (A < 0) that is long and one that is short. Which one is
 # pushed down harder per token, and what does that do to the length of wrong answers over
@@ -261,7 +261,7 @@ print("step by step, reward and gradient norm agree with the library's GRPO run"
 # completions are at most 6 tokens long.
 
 # %% [exercise-md]
-# ### Exercise 05.2 — a callback metric
+# ### Exercise 05.6 — a callback metric
 # The callback also logs a per-prompt success histogram: for k = 0 … G, how many groups had
 # k correct completions. Write `my_success_hist(rewards, G)` for flat 0/1 rewards in TRL's
 # layout (the G completions of a prompt are contiguous); return a list of G+1 integers.

@@ -88,7 +88,7 @@ def pass_at_G_gradient(logits: torch.Tensor, G: int) -> torch.Tensor:
 
 
 def check_failure_descent(fn, G: int = 4, rtol: float = 0.08) -> None:
-    """Exercise 03.2: ``fn(logits, G, n_groups, generator)`` returns a Monte Carlo estimate of the
+    """Exercise 03.3: ``fn(logits, G, n_groups, generator)`` returns a Monte Carlo estimate of the
     expected gradient (w.r.t. ``logits``) of the Sign loss restricted to all-fail groups.
 
     The identity (arXiv 2605.07689): it equals ``-(1/G) * grad pass@G``. Checked to a
@@ -172,7 +172,7 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
 
 
 def check_group_advantages(fn) -> None:
-    """Exercise 05.4 (build it): ``fn(rewards, G)`` is GRPO's advantage for flat rewards in TRL's layout:
+    """Exercise 05.3 (build it): ``fn(rewards, G)`` is GRPO's advantage for flat rewards in TRL's layout:
     ``(r - group mean) / (group std + 1e-4)``, std with G - 1 in the denominator (Bessel, as TRL)."""
     from .advantages import grpo
 
@@ -194,7 +194,7 @@ def check_group_advantages(fn) -> None:
 
 
 def check_grpo_loss(fn) -> None:
-    """Exercise 05.5 (build it): ``fn`` is the clipped, masked GRPO loss of :func:`grpo_lab.loss.grpo_loss`.
+    """Exercise 05.4 (build it): ``fn`` is the clipped, masked GRPO loss of :func:`grpo_lab.loss.grpo_loss`.
 
     Compares values *and* gradients (a ratio or clip computed on detached tensors has the right value and
     the wrong gradient) on cases that switch on one ingredient at a time: padding, clipping on each side,
@@ -244,7 +244,7 @@ def check_grpo_loss(fn) -> None:
 
 
 def check_success_hist(fn) -> None:
-    """Exercise 05.2: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
+    """Exercise 05.6: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
     from .starvation import batch_metrics
 
     cases = [([0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0], 4), ([1, 1, 0, 0, 0, 0], 2), ([0.0] * 8, 8),

@@ -1,4 +1,4 @@
-"""The clipped, masked GRPO policy loss as a pure function (introduced in notebook 05, exercise 05.5).
+"""The clipped, masked GRPO policy loss as a pure function (introduced in notebook 05, exercise 05.4).
 
 Per completion token t of completion i (``mask`` is 1 on real completion tokens, 0 on padding):
 

@@ -166,6 +166,18 @@ def test_each_stub_names_its_own_exercise(path):
             assert named and set(named) == {heading}, f"{path.name}: stub names {named} under heading {heading}"
 
 
+@pytest.mark.parametrize("path", sorted(ROOT.glob("course/*.py")), ids=lambda p: p.name)
+def test_exercises_appear_in_numeric_order(path):
+    """Issue 19: 05's exercises came as 05.1, 05.3, 05.4, 05.5, 05.6, 05.2 and 03's as 03.1, 03.3, 03.2.
+    Every exercise and open question of a lesson is numbered NN.1, NN.2, ... in the order a student meets them."""
+    import re
+
+    found = re.findall(r"### (?:Exercise|Open question) (\d\d)\.(\d+)", path.read_text())
+    assert found, path.name
+    assert {nn for nn, _ in found} == {path.name[:2]}, f"{path.name}: numbers of another lesson {found}"
+    assert [int(k) for _, k in found] == list(range(1, len(found) + 1)), f"{path.name}: {found}"
+
+
 def test_a_right_prediction_is_judged_against_the_noise_of_what_it_is_compared_with(capsys):
     """Issue 19: exercise 05.3's correct reasoning (1 - degenerate = 0.334) against a first step of 8 groups that
     measured 0.625 was reported "outside ±0.15"; 8 groups have a sampling noise of about ±0.33 at that rate."""

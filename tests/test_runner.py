@@ -74,7 +74,7 @@ def test_open_comparison_grows_and_refuses_other_settings(tmp_path):
 
 
 def test_train_with_the_librarys_loss_fn_is_the_default_run(tmp_path):
-    """runner.train(loss_fn=...) reaches TRL's trainer (notebook 05's exercise 05.5 relies on it)."""
+    """runner.train(loss_fn=...) reaches TRL's trainer (notebook 05's exercise 05.4 relies on it)."""
     import torch
 
     from grpo_lab.loss import grpo_loss
