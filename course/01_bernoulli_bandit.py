@@ -84,10 +84,8 @@ assert np.all(np.abs(mc - closed) <= 4 * np.maximum(se, 1e-4)), np.abs(mc - clos
 # %% [markdown]
 # ## 3. The heatmap over (p, G)
 #
-# Larger groups starve less at moderate p. Near p = 0 (a prompt the model can barely solve)
-# they help only slowly: $(1-p)^G \approx e^{-pG}$, so at p = 0.01 a group of 16 is still
-# degenerate 85% of the time and a group of 64 about half the time (printed below); at p = 0
-# no G helps at all.
+# Larger groups starve less at moderate p. What about near p = 0, a prompt the model can barely
+# solve? Predict before you look.
 
 # %% [exercise-md]
 # ### Exercise 01.2 — predict first
@@ -101,6 +99,9 @@ def my_prediction():
     ### BEGIN SOLUTION
     return 0.99**16  # all-fail dominates; about e^(-0.16) = 0.85
     ### END SOLUTION
+
+# %% [markdown]
+# The heatmap, then the numbers at p = 0.01.
 
 # %%
 ps = np.linspace(0, 1, 101)
@@ -119,6 +120,10 @@ checks.check_prediction(my_prediction(), float(rate_at_p001[Gs.tolist().index(16
                         "degenerate fraction at p = 0.01, G = 16", tol=0.05)
 
 # %% [markdown]
+# Near p = 0 larger groups help only slowly: $(1-p)^G \approx e^{-pG}$, so at p = 0.01 a group of
+# 16 is still degenerate 85% of the time and a group of 64 about half the time (printed above);
+# at p = 0 no G helps at all.
+#
 # ## 4. Explore
 #
 # The explorer samples a few groups at your p and G and shows the advantages under the

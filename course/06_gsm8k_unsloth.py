@@ -32,7 +32,7 @@ from transformers.utils import logging as hf_logging
 from grpo_lab import checks, viz
 from grpo_lab.compare import load_results, open_comparison, run_comparison
 from grpo_lab.config import PAPER_PROTOCOL, cpu_real, gsm8k_config, smoke
-from grpo_lab.io import DRIVE, results_home
+from grpo_lab.io import DRIVE, display_path, results_home
 from grpo_lab.passk import pass_at_k_of
 from grpo_lab.policy import choose_backend, smollm2_gguf
 from grpo_lab.runner import eval_problems, rough_runtime, train_problems
@@ -83,7 +83,7 @@ try:
 except ImportError:
     pass
 RESULTS = results_home("gsm8k") if ON_GPU else Path(tempfile.mkdtemp())
-print("results and checkpoints:", RESULTS.resolve())
+print("results and checkpoints:", display_path(RESULTS))
 
 # %% [markdown]
 # ## 1. The data and the grader
@@ -161,7 +161,7 @@ report = run_comparison(RESULTS, conf, progress=ON_GPU)
 result = load_results(RESULTS, conf)[CFG.estimator][conf["seeds"].index(CFG.seed)]
 assert result["config"]["estimator"] == CFG.estimator and report.is_file()
 print(f"backend {result['backend']} ({result['backend_why']}); trained {CFG.steps} steps in "
-      f"{result['train_seconds']:.0f} s on {result['device']}; report: {report}")
+      f"{result['train_seconds']:.0f} s on {result['device']}; report: {display_path(report)}")
 
 # %% [markdown]
 # ## 3. Starvation during training, and the evaluation
@@ -211,7 +211,7 @@ viz.starvation_curves({CFG.estimator: [hist]}, window=max(1, min(10, len(hist) /
 RUN_ALL, SEEDS = False, [0]
 if ON_GPU and RUN_ALL:
     conf = open_comparison(RESULTS, ["grpo", "drgrpo", "rloo", "sign", "avspo"], SEEDS, conf["base"])
-    print("report:", run_comparison(RESULTS, conf, progress=True))
+    print("report:", display_path(run_comparison(RESULTS, conf, progress=True)))
 else:
     print(f"SKIPPED: the all-estimator comparison needs a CUDA GPU and RUN_ALL = True (here: GPU "
           f"{'yes' if ON_GPU else 'no'}, RUN_ALL {RUN_ALL}). Notebook 07 reads whatever results exist.")

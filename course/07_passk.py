@@ -23,7 +23,7 @@ from IPython.display import display
 
 from grpo_lab import checks, viz
 from grpo_lab.compare import read_config
-from grpo_lab.io import results_home, run_name
+from grpo_lab.io import display_path, results_home, run_name
 from grpo_lab.passk import naive_best_of_k, pass_at_k, pass_at_k_curve
 from grpo_lab.stats import change_vs_start, mean_ci_columns, separated
 
@@ -182,7 +182,8 @@ if (GPU_RESULTS / "config.json").is_file():
             if path.is_file():
                 found[path.stem] = json.loads(path.read_text())
 if not found:
-    print(f"no GSM8K results in {GPU_RESULTS.resolve()}: run notebook 06 on a GPU first. Nothing is claimed here.")
+    print(f"no GSM8K results in {display_path(GPU_RESULTS)}: run notebook 06 on a GPU first. Nothing is claimed "
+          "here.")
 for name, r in found.items():
     ev = r["eval"]
     ks = [k for k in KS if k <= ev["n_samples"]]

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import RunConfig, method_name, parse_method
-from .io import DirLock, differing_keys, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
+from .io import DirLock, differing_keys, display_path, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_of
 from .runner import KS, evaluate_start, train
 from .starvation import start_starvation, summarize_rows
@@ -403,7 +403,7 @@ def write_report(out: Path, conf: dict) -> Path:
     table = summary_table(results)
     v = conf.get("versions", {})
     md = [f"# grpo-lab compare — {conf.get('created', '')}", "",
-          f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{out}`", "",
+          f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
           "## Settings (the same for every run)", "",
           "| setting | value |", "|---|---|"]
     for k, val in asdict(base).items():

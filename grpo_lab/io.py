@@ -86,6 +86,33 @@ def read_json(path, what: str = "file"):
         raise ValueError(f"{what} {path} is damaged: not valid JSON ({e})") from None
 
 
+def display_path(path) -> str:
+    """A path as printed in notebooks and reports: relative to the working directory when inside it, under
+    ``~`` when in the home directory, ``<temporary directory>/<name>`` when in the system's temporary directory;
+    so that committed outputs never show the absolute paths of the machine that made them."""
+    import tempfile
+
+    path = Path(path).resolve()
+    for base, shown in ((Path.cwd().resolve(), None), (Path(tempfile.gettempdir()).resolve(), "<temporary directory>"),
+                        (Path.home().resolve(), "~")):
+        try:
+            rel = path.relative_to(base)
+        except ValueError:
+            continue
+        return str(rel) if shown is None else f"{shown}/{rel}"
+    return str(path)
+
+
+def strip_out_option(command: str | None) -> str | None:
+    """A ``grpo-lab`` command line without ``--out DIR`` / ``--no-progress`` (where the run was written is not
+    part of how to reproduce it), for data shipped in the package."""
+    import re
+
+    if command is None:
+        return None
+    return re.sub(r"\s+--no-progress\b|\s+--out(?:=|\s+)\S+", "", command)
+
+
 def fingerprint(settings: dict) -> str:
     """A 16-hex-digit SHA-256 of ``settings`` (canonical JSON: sorted keys)."""
     blob = json.dumps(settings, sort_keys=True, default=str).encode()

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from grpo_lab.io import run_name, strip_out_option  # noqa: E402
 
 
 def main(argv):
@@ -24,9 +26,9 @@ def main(argv):
         runs = {}
         for est in conf["estimators"]:
             for seed in conf["seeds"]:
-                r = json.loads((run / "results" / f"{est}-seed{seed}.json").read_text())
+                r = json.loads((run / "results" / f"{run_name(est, seed)}.json").read_text())
                 runs.setdefault(est, {})[str(seed)] = r["eval"]["correct"]
-        out[label] = dict(command=conf.get("command"), created=conf.get("created"), base=conf["base"],
+        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"), base=conf["base"],
                           n_samples=start["n_samples"], levels=start["levels"], start=start["correct"], after=runs)
     path = ROOT / "grpo_lab" / "data" / "tiny_lm_passk.json"
     path.parent.mkdir(exist_ok=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from grpo_lab.io import run_name, strip_out_option  # noqa: E402
 from grpo_lab.passk import pass_at_k_of  # noqa: E402
 from grpo_lab.starvation import summarize_rows  # noqa: E402
 
@@ -29,7 +30,7 @@ def main(argv):
         methods = {}
         for m in conf["estimators"]:
             for seed in conf["seeds"]:
-                r = json.loads((run / "results" / f"{m}-seed{seed}.json").read_text())
+                r = json.loads((run / "results" / f"{run_name(m, seed)}.json").read_text())
                 pk = pass_at_k_of(r["eval"], (1, 16))
                 g = r["generated"]
                 st = summarize_rows(r["history"])
@@ -38,7 +39,7 @@ def main(argv):
                     tokens=g["tokens"], steps=r["steps_done"], informative=g["trained_informative"],
                     rounds=g["rounds"], skipped=g["skipped_prompts"], degenerate=st["acr_run"],
                     all_fail=st["all_fail_run"], all_pass=st["all_pass_run"]))
-        out[label] = dict(command=conf.get("command"), created=conf.get("created"), base=conf["base"],
+        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"), base=conf["base"],
                           start=dict(pass1=spk[1], pass16=spk[16], greedy=start["greedy"]), methods=methods)
     path = ROOT / "grpo_lab" / "data" / "sampling.json"
     path.write_text(json.dumps(out, indent=1) + "\n")

@@ -188,3 +188,20 @@ def test_a_right_prediction_is_judged_against_the_noise_of_what_it_is_compared_w
     assert "(outside" in capsys.readouterr().out  # a value far beyond the noise is still called out
     checks.check_prediction(0.5, 0.9, "many draws", tol=0.15, n=10_000)
     assert "(outside ±0.15)" in capsys.readouterr().out  # with many draws the given tolerance stands
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("notebooks/*.ipynb")), ids=lambda p: p.name)
+def test_no_absolute_path_in_committed_outputs(path):
+    """Issue 19: lessons printed the build machine's paths (/tmp/..., /work/...). Outputs show paths relative to
+    the working directory, under ~, or as <temporary directory>/... (grpo_lab.io.display_path)."""
+    import re
+
+    nb = nbformat.read(path, as_version=4)
+    bad = re.compile(r"(?<![\w.<])(/tmp/|/work/|/home/|/root/|/Users/|/private/var/|[A-Z]:\\\\)")
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            texts = [out.get("text", "")] + [v for k, v in out.get("data", {}).items() if k.startswith("text/")]
+            for text in texts:
+                text = "".join(text) if isinstance(text, list) else str(text)
+                m = bad.search(text)
+                assert m is None, f"{path.name}, cell {i}: {text[max(0, m.start() - 40):m.start() + 60]!r}"
