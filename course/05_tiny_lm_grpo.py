@@ -309,8 +309,8 @@ for lr in LRS:
     table(lr)
 
 # %% [markdown]
-# Reward and starvation over training (moving average over 5 steps, band = ±1.96 standard
-# errors across seeds), one row of plots per learning rate:
+# Reward and starvation over training (moving average over 5 steps; band = 95% t-interval over the
+# seeds, i.e. mean ± 4.30 standard errors with 3 seeds), one row of plots per learning rate:
 
 # %%
 for lr in LRS:

@@ -156,6 +156,9 @@ def _compare(a) -> int:
             if getattr(a, name) is not None:
                 setattr(base, name, getattr(a, name))
         base.validate()
+        if base.policy == "tabular" and a.estimators is None:  # the simulator has no generation to sample
+            estimators = [m for m in estimators if parse_method(m)["sampling"] == "none" and
+                          not parse_method(m)["skip_prob"]]
         out = new_run_dir(a.out)
         conf = write_config(out, estimators, seeds, base, command=command_line())
         conf["base"] = base

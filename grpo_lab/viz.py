@@ -56,6 +56,25 @@ def _band(ax, x, lo, hi, label, clip=(0.0, 1.0)):
     ax.fill_between(x, lo, hi, color=style(label)["color"], alpha=BAND_ALPHA, lw=0)
 
 
+def _same_as(label, values, seen: dict) -> str:
+    """``label``, or ``"label (= other, drawn over it)"`` when its values equal an earlier series' (a figure never
+    hides a series without saying so: dapo equals grpo in the tabular simulator)."""
+    v = np.asarray(values, dtype=float)
+    for other, w in seen.items():
+        if w.shape == v.shape and np.array_equal(w, v):
+            seen[label] = v
+            return f"{label} (= {other}, drawn over it)"
+    seen[label] = v
+    return label
+
+
+def _note_zoom(ax, ylabel: str) -> None:
+    """Say so on the axis when a y-axis does not start at 0 (a zoomed axis makes small gaps look large)."""
+    lo, _ = ax.get_ylim()
+    if lo > 0:
+        ax.set_ylabel(f"{ylabel}\n(zoomed: axis starts at {lo:.3g})")
+
+
 def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds") -> None:
     """Add a legend entry that says what the bands are; then draw the legend."""
     handles, labels = ax.get_legend_handles_labels()
@@ -236,15 +255,17 @@ def training_curves(results: dict, key: str = "success", ylabel: str = "mean suc
     """
     fig, ax = _fig(title=title or f"{ylabel} over training")
     n = None
+    seen: dict = {}
     for label, runs in results.items():
         y = np.stack([getattr(r, key) for r in runs])
         m, lo, hi = _mean_band(y)
-        _line(ax, runs[0].steps, m, label)
+        _line(ax, runs[0].steps, m, _same_as(label, m, seen))
         if lo is not None:
             _band(ax, runs[0].steps, lo, hi, label, clip)
         n = len(runs)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
+    _note_zoom(ax, ylabel)
     _band_note(ax, n)
     return fig
 
@@ -296,16 +317,18 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
     Bars are 95% t-intervals over ``n_seeds`` seeds; ticks sit at the swept values.
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
+    seen: dict = {}
     for label, rows in results.items():
         m, lo, hi = (np.asarray(v) for v in zip(*rows))
         st = style(label)
         ax.errorbar(xs, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
-                    capsize=2, label=label)
+                    capsize=2, label=_same_as(label, m, seen))
     ax.set_xscale("log")
     ax.set_xticks(list(xs), [f"{x:g}" for x in xs])
     ax.minorticks_off()
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    _note_zoom(ax, ylabel)
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, fontsize=7, ncols=2,
               title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None, title_fontsize=7)
