@@ -36,7 +36,6 @@ from grpo_lab.tasks import LEVELS, arithmetic_problems
 from grpo_lab.tasks.gsm8k import extract_answer
 
 warnings.filterwarnings("ignore", category=FutureWarning)
-torch.set_num_threads(2)
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 if FULL:
     ESTIMATORS, LRS, SEEDS = list(gl.ESTIMATORS[:5]) + ["dapo"], [1e-4, 3e-4, 1e-3], [0, 1, 2]

@@ -38,13 +38,13 @@ from grpo_lab.config import RunConfig
 from grpo_lab.gradrank import (completion_grads, contribution_matrix, effective_rank, rank_above, sparsity,
                                update_matrix)
 from grpo_lab.policy import load_tiny_lm, sample_completions
-from grpo_lab.runner import train
+from grpo_lab.runner import apply_threads, train
 from grpo_lab.starvation import batch_metrics
 from grpo_lab.tasks import arithmetic_problems
 from grpo_lab.tasks.gsm8k import is_correct
 
 warnings.filterwarnings("ignore", category=FutureWarning)
-torch.set_num_threads(2)
+apply_threads(None)  # torch threads: 1 on a machine with at most 4 cores (docs/benchmarks.md)
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 N_PROMPTS, TRAIN_STEPS = (64, 150) if FULL else (24, 40)
 GS = (2, 4, 8, 16)

@@ -228,14 +228,26 @@ def execute(path: Path, src: Path) -> float:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.metadata.pop("execution", None)
+    import os
+
     nb.metadata["grpo_lab"] = {"executed": datetime.date.today().isoformat(), "seconds": round(seconds),
-                               "mode": "smoke, CPU", "inputs": inputs_hash(src)}
+                               "mode": "smoke, CPU", "cores": os.cpu_count(), "inputs": inputs_hash(src)}
     path.write_text(nbformat.writes(nb) + "\n")
     return seconds
 
 
+def _run_time(src) -> str:
+    """How long the committed lesson took to execute, from its metadata (written by --execute)."""
+    path = ROOT / "notebooks" / f"{src.stem}.ipynb"
+    meta = nbformat.read(path, as_version=4).metadata.get("grpo_lab", {}) if path.is_file() else {}
+    if "seconds" not in meta:
+        return "not executed yet"
+    cores = f" on {meta['cores']} cores" if meta.get("cores") else ""
+    return f"{meta['seconds']} s{cores} ({meta['executed']})"
+
+
 def readme_table(sources) -> str:
-    rows = ["| # | lesson | exercises | solutions |", "|---|---|---|---|"]
+    rows = ["| # | lesson | exercises | solutions | executes in (smoke mode, CPU) |", "|---|---|---|---|---|"]
     for src in sources:
         title = title_of(parse(src.read_text()))
         links = []
@@ -244,7 +256,7 @@ def readme_table(sources) -> str:
             badge = (f" [![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
                      if project.colab_url(path) else "")
             links.append(f"[{target[:-1] if target != 'notebooks' else 'notebook'}]({path}){badge}")
-        rows.append(f"| {src.stem[:2]} | {title} | " + " | ".join(links[1:]) + " |")
+        rows.append(f"| {src.stem[:2]} | {title} | " + " | ".join(links[1:]) + f" | {_run_time(src)} |")
         rows[-1] = rows[-1].replace(f"| {title} |", f"| {title} — {links[0]} |", 1)
     return "\n".join(rows)
 
@@ -291,6 +303,10 @@ def main(argv=None) -> int:
                 continue
             seconds = execute(ROOT / "notebooks" / f"{src.stem}.ipynb", src)
             print(f"executed notebooks/{src.stem}.ipynb in {seconds:.0f} s")
+        readme = (ROOT / "README.md").read_text()  # the table's run times come from the lessons' metadata
+        before, rest = readme.split(README_BEGIN, 1)
+        _, after = rest.split(README_END, 1)
+        (ROOT / "README.md").write_text(f"{before}{README_BEGIN}\n{readme_table(sources)}\n{README_END}{after}")
     return 0
 
 
