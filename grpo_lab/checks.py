@@ -87,22 +87,50 @@ def pass_at_G_gradient(logits: torch.Tensor, G: int) -> torch.Tensor:
     return z.grad
 
 
-def check_failure_descent(fn, G: int = 4, rtol: float = 0.08) -> None:
+def failure_descent_mc(logits: torch.Tensor, G: int, n_groups: int, generator) -> torch.Tensor:
+    """The reference Monte Carlo estimator of exercise 03.3: the gradient of the Sign loss averaged over
+    ``n_groups`` sampled groups, all-fail groups only (answer 0 correct)."""
+    from .advantages import sign
+
+    z = logits.detach().clone().requires_grad_(True)
+    logp = torch.log_softmax(z, 0)
+    actions = torch.multinomial(logp.exp().detach(), n_groups * G, replacement=True, generator=generator)
+    actions = actions.view(n_groups, G)
+    rewards = (actions == 0).to(logits.dtype)
+    fail = rewards.sum(1) == 0
+    loss = -(sign(rewards, G) * logp[actions]).mean(1)
+    (loss * fail).mean().backward()
+    return z.grad
+
+
+def check_failure_descent(fn, G: int = 4, n_groups: int = 200_000, seed: int = 0) -> None:
     """Exercise 03.3: ``fn(logits, G, n_groups, generator)`` returns a Monte Carlo estimate of the
     expected gradient (w.r.t. ``logits``) of the Sign loss restricted to all-fail groups.
 
-    The identity (arXiv 2605.07689): it equals ``-(1/G) * grad pass@G``. Checked to a
-    relative tolerance ``rtol`` of the gradient's norm, with 200,000 sampled groups.
+    The identity (arXiv 2605.07689): it equals ``-(1/G) * grad pass@G``. A Monte Carlo answer is off by its
+    own sampling noise, so the tolerance is measured, not guessed: 4 times the root-mean-square relative
+    error of the reference estimator (:func:`failure_descent_mc`) over 8 independent runs of the same
+    ``n_groups``, and at least 1%. A correct estimator of the same kind passes at any seed with
+    overwhelming probability; an exact (noise-free) answer passes too.
     """
     logits = torch.tensor([-1.0, 0.3, 0.0, -0.5], dtype=torch.float64)
-    gen = torch.Generator().manual_seed(0)
-    got = fn(logits, G, 200_000, gen)
     want = -pass_at_G_gradient(logits, G) / G
-    err = float(torch.linalg.vector_norm(got - want) / torch.linalg.vector_norm(want))
+    norm = torch.linalg.vector_norm(want)
+    ref = [float(torch.linalg.vector_norm(failure_descent_mc(logits, G, n_groups,
+                                                              torch.Generator().manual_seed(10_000 + k)) - want)
+                 / norm) for k in range(8)]
+    rtol = max(0.01, 4 * math.sqrt(sum(e * e for e in ref) / len(ref)))
+    got = fn(logits.clone(), G, n_groups, torch.Generator().manual_seed(seed))
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        raise AssertionError(f"expected a gradient of shape {tuple(want.shape)}; your function gave "
+                             f"{tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__}")
+    err = float(torch.linalg.vector_norm(got.to(want.dtype) - want) / norm)
     if not err <= rtol:
         raise AssertionError(f"your gradient {[round(float(x), 4) for x in got]} differs from -(1/G) grad pass@G = "
-                             f"{[round(float(x), 4) for x in want]} by {err:.1%} of its norm (allowed {rtol:.0%})")
-    print(f"✓ failure descent: Monte Carlo gradient within {err:.1%} of -(1/G) grad pass@G (allowed {rtol:.0%})")
+                             f"{[round(float(x), 4) for x in want]} by {err:.1%} of its norm; the Monte Carlo noise "
+                             f"of {n_groups} groups allows {rtol:.1%} (4 x the reference estimator's RMS error)")
+    print(f"✓ failure descent: Monte Carlo gradient within {err:.1%} of -(1/G) grad pass@G (its own sampling noise "
+          f"allows {rtol:.1%})")
 
 
 def check_policy_gradient(fn) -> None:

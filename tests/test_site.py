@@ -23,11 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 BUILD = [sys.executable, "-m", "sphinx", "-b", "html", "-c", "docs/site", ".", "site"]  # the README's command
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-# The only external resources the pages may load: MathJax and the Jupyter widget manager (and require.js for it)
-# from their CDNs. The test machine has no internet, so their "failed to load" errors are expected here, and
-# they are the only console errors allowed; math then shows as TeX source in the screenshots.
-EXTERNAL_OK = ("https://cdn.jsdelivr.net/npm/mathjax@", "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@",
+# The only external resources the pages may load: the Jupyter widget manager (and require.js for it) from their
+# CDNs. The browser runs with the network blocked, so their "failed to load" errors are expected, and they are
+# the only console errors allowed; a widget then shows its static figure. MathJax is served with the site.
+EXTERNAL_OK = ("https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@",
                "https://cdnjs.cloudflare.com/ajax/libs/require.js/")
+PHONE = (390, 844)  # a phone's CSS pixels
 
 
 class Refs(HTMLParser):
@@ -111,10 +112,12 @@ def test_every_page_in_headless_chromium(site):
     opts.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1280,1600"):
+                 "--window-size=1280,1600",
+                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):  # no network but this server
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
+    driver.set_script_timeout(60)  # MathJax typesetting a long page
     problems = []
     try:
         for page in pages(site):
@@ -129,11 +132,46 @@ def test_every_page_in_headless_chromium(site):
                 ".map(i => i.src)")
             if broken:
                 problems.append(f"{rel}: images that did not load {broken[:3]}")
+            problems += [f"{rel}: {x}" for x in _maths_and_code(driver, page)]
             height = driver.execute_script("return document.body.scrollHeight")
             driver.set_window_size(1280, min(max(height, 800), 12000))
             assert driver.save_screenshot(str(shots / (rel.replace("/", "__")[:-5] + ".png")))
+            if rel.startswith("notebooks/0") and rel[10:12] in ("01", "05"):  # two lessons at a phone's width
+                driver.set_window_size(*PHONE)
+                problems += [f"{rel} at phone width: {x}" for x in _maths_and_code(driver, page)]
+                height = driver.execute_script("return document.body.scrollHeight")
+                driver.set_window_size(PHONE[0], min(max(height, 800), 16000))
+                assert driver.save_screenshot(str(shots / ("phone__" + rel.replace("/", "__")[:-5] + ".png")))
+            driver.set_window_size(1280, 1600)
     finally:
         driver.quit()
         server.shutdown()
     assert not problems, "\n".join(problems)
-    assert len(list(shots.glob("*.png"))) == len(pages(site))
+    assert len([p for p in shots.glob("*.png") if not p.name.startswith("phone__")]) == len(pages(site))
+
+
+def _maths_and_code(driver, page: Path) -> list[str]:
+    """What a reader would see wrong on this page: formulas left as TeX source (MathJax not loaded or not run)
+    and code lines cut at the right edge (a code block wider than its box)."""
+    out = []
+    if 'class="math' in page.read_text():
+        done = driver.execute_async_script(
+            "const cb = arguments[arguments.length - 1];"
+            "if (!window.MathJax || !MathJax.startup) { cb('no MathJax'); return; }"
+            "MathJax.startup.promise.then(() => cb('ok'), e => cb('MathJax failed: ' + e));")
+        if done != "ok":
+            out.append(done)
+        rendered = driver.execute_script("return document.querySelectorAll('mjx-container').length")
+        raw = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.math')).filter(e => !e.querySelector('mjx-container'))"
+            ".map(e => e.textContent.slice(0, 40))")
+        if not rendered:
+            out.append("no rendered formula (mjx-container)")
+        if raw:
+            out.append(f"formulas left as TeX source: {raw[:3]}")
+    cut = driver.execute_script(
+        "return Array.from(document.querySelectorAll('div.highlight pre, div.cell_output pre'))"
+        ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))")
+    if cut:
+        out.append(f"{len(cut)} code block(s) cut at the right edge, e.g. {cut[:2]}")
+    return out

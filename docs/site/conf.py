@@ -11,11 +11,13 @@ project = "grpo-lab"
 author = "the grpo-lab maintainers"
 copyright = "2026, the grpo-lab maintainers"
 
-extensions = ["myst_nb"]
+# MathJax 3 from a Python package (sphinx-mathjax-offline), copied into the site: formulas render with no
+# network. Only the Jupyter widget manager still comes from a CDN (a widget then shows its static figure).
+extensions = ["myst_nb", "sphinx-mathjax-offline"]
 root_doc = "docs/site/index"
 include_patterns = ["docs/site/*.md", "notebooks/*.ipynb"]
-# MathJax and the widget manager come from public CDNs when the site is read online; tests/test_site.py
-# allows exactly these external scripts to fail to load in the offline test machine.
+# The widget manager comes from a public CDN when the site is read online; tests/test_site.py blocks the
+# network and allows exactly that script (and require.js for it) to fail to load.
 exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
 
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
@@ -29,7 +31,8 @@ nb_merge_streams = True
 html_theme = "sphinx_book_theme"
 html_title = "grpo-lab: gradient starvation in GRPO"
 html_theme_options = {"show_toc_level": 2, "use_download_button": True}
-html_static_path = []
+html_static_path = ["_static"]  # relative to this directory
+html_css_files = ["grpo-lab.css"]
 html_favicon = "favicon.png"  # relative to this directory; without one the browser asks for /favicon.ico
 html_context = {"default_mode": "light"}
 suppress_warnings = ["mystnb.unknown_mime_type"]

@@ -1,0 +1,72 @@
+"""Issue 19: a check never fails a right answer. Checks of measured quantities take their tolerance from the
+quantity's own sampling noise; here each is run on the reference and on other correct approaches a good
+student would take, at several seeds, and on a typical wrong one."""
+
+import pytest
+import torch
+
+from grpo_lab import checks
+from grpo_lab.advantages import sign
+
+
+def inverse_cdf_student(logits, G, n_groups, generator):
+    """Correct, written differently: inverse-CDF sampling with torch.rand, the Sign loss by hand."""
+    z = logits.detach().clone().requires_grad_(True)
+    logp = torch.log_softmax(z, 0)
+    cdf = torch.cumsum(logp.exp().detach(), 0)
+    u = torch.rand(n_groups, G, generator=generator, dtype=logits.dtype)
+    actions = torch.searchsorted(cdf, u * cdf[-1]).clamp(max=len(cdf) - 1)
+    correct = actions == 0
+    all_fail = ~correct.any(1)
+    adv = correct.to(logits.dtype) * 2 - 1  # Sign: 2r - 1
+    per_group = -(adv * logp[actions]).mean(1)
+    (per_group * all_fail).sum().div(n_groups).backward()
+    return z.grad
+
+
+def exact_student(logits, G, n_groups, generator):
+    """Correct with no noise at all: the expectation computed in closed form (-(1/G) grad pass@G)."""
+    return -checks.pass_at_G_gradient(logits, G) / G
+
+
+def forgot_the_mask(logits, G, n_groups, generator):
+    """Wrong: every group's Sign loss, not only the all-fail groups'."""
+    z = logits.detach().clone().requires_grad_(True)
+    logp = torch.log_softmax(z, 0)
+    actions = torch.multinomial(logp.exp().detach(), n_groups * G, replacement=True, generator=generator)
+    actions = actions.view(n_groups, G)
+    rewards = (actions == 0).to(logits.dtype)
+    (-(sign(rewards, G) * logp[actions]).mean(1)).mean().backward()
+    return z.grad
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("fn", [checks.failure_descent_mc, inverse_cdf_student, exact_student],
+                         ids=["reference", "inverse-cdf", "exact"])
+def test_failure_descent_passes_every_correct_approach(fn, seed, capsys):
+    checks.check_failure_descent(fn, G=4, n_groups=50_000, seed=seed)
+    assert "✓ failure descent" in capsys.readouterr().out
+
+
+def test_failure_descent_still_catches_a_wrong_one():
+    with pytest.raises(AssertionError, match="Monte Carlo noise of 50000 groups allows"):
+        checks.check_failure_descent(forgot_the_mask, G=4, n_groups=50_000)
+
+
+@pytest.mark.parametrize("approach", ["std > 0", "max != min", "any differs from first", "set size"])
+def test_group_filter_passes_every_correct_approach(approach, capsys):
+    import numpy as np
+
+    fns = {"std > 0": lambda r, G: torch.as_tensor(r).view(-1, G).std(1) > 0,
+           "max != min": lambda r, G: torch.as_tensor(r).view(-1, G).amax(1) != torch.as_tensor(r).view(-1, G).amin(1),
+           "any differs from first": lambda r, G: (torch.as_tensor(r).view(-1, G) !=
+                                                   torch.as_tensor(r).view(-1, G)[:, :1]).any(1),
+           "set size": lambda r, G: [len(set(g)) > 1 for g in np.asarray(r).reshape(-1, G).tolist()]}
+    checks.check_group_filter(fns[approach])
+    assert "✓ group filter" in capsys.readouterr().out
+
+
+def test_group_filter_names_the_binary_only_shortcut():
+    with pytest.raises(AssertionError, match="counting right answers works for 0/1 rewards only"):
+        checks.check_group_filter(lambda r, G: (torch.as_tensor(r).view(-1, G).sum(1) > 0)
+                                  & (torch.as_tensor(r).view(-1, G).sum(1) < G))
