@@ -9,7 +9,7 @@
 # weights, on the same prompts, with the same TRL config, optimizer (AdamW, constant learning
 # rate), clipping and budget; only the advantage changes.
 #
-# This notebook runs in a smoke mode of about two minutes: short runs, small evaluation
+# This notebook runs in a smoke mode (its run time is in the README's notebook table): short runs, small evaluation
 # sets, 3 estimators, 2 learning rates, 3 seeds. `GRPO_LAB_FULL=1` runs 150 steps per run,
 # all six estimators and three learning rates. Every number printed below is computed in the
 # notebook; the longer runs quoted in prose are in `docs/results/` with the command that made them.

@@ -84,6 +84,12 @@ except ImportError:
     pass
 RESULTS = results_home("gsm8k") if ON_GPU else Path(tempfile.mkdtemp())
 print("results and checkpoints:", display_path(RESULTS))
+# Unsloth's compile cache beside them on Drive: a reconnected runtime skips the first step's compilation
+if backend == "unsloth" and DRIVE.is_dir():
+    CFG = replace(CFG, unsloth_cache=str(DRIVE / "grpo-lab" / "unsloth_cache"))
+print("Unsloth compile cache:", display_path(CFG.unsloth_cache) if CFG.unsloth_cache else
+      f"not used ({'no Google Drive mounted' if backend == 'unsloth' else 'the backend is ' + backend})",
+      "| compilation:", "on" if CFG.unsloth_compile else "off (UNSLOTH_COMPILE_DISABLE)")
 
 # %% [markdown]
 # ## 1. The data and the grader
@@ -143,7 +149,12 @@ checks.check_reward_function(lambda p, c, answer, **kw: my_reward(p, [[{"role": 
 # **What the first step costs.** With the Unsloth backend the first step compiles kernels
 # (`torch.compile` inside Unsloth): on an H100 it took 210 s, then about 5 s per step for
 # 4 prompts × G = 4 × 64 new tokens (docs/gpu.md). Minutes of silence at the start are
-# expected; the estimate below says how long to plan for.
+# expected; the estimate below says how long to plan for, and the cell after training prints
+# what the first step and the others actually took. Two settings address the warm-up (both set
+# before Unsloth is imported, so restart the runtime to change them): with Drive mounted the
+# compile cache lives there (`unsloth_cache`, above), so a reconnect reuses it; and
+# `unsloth_compile=False` skips compilation altogether, at a cost per step nobody has measured
+# here yet (docs/gpu.md says what has run).
 #
 # The paper's protocol (arXiv 2605.07689) for bigger GPUs is `PAPER_PROTOCOL`: Qwen3.5-9B,
 # LoRA r=64 / alpha=128 on all linear projections, G=4, 7 seeds. Its optimizer settings are
@@ -162,6 +173,10 @@ result = load_results(RESULTS, conf)[CFG.estimator][conf["seeds"].index(CFG.seed
 assert result["config"]["estimator"] == CFG.estimator and report.is_file()
 print(f"backend {result['backend']} ({result['backend_why']}); trained {CFG.steps} steps in "
       f"{result['train_seconds']:.0f} s on {result['device']}; report: {display_path(report)}")
+times = [r["step_time"] for r in result["history"] if r.get("step_time") is not None]
+if times:
+    rest = f", then {sum(times[1:]) / len(times[1:]):.1f} s per step" if len(times) > 1 else ""
+    print(f"first step {times[0]:.1f} s{rest} (TRL's step_time: the optimizer step, generation included)")
 
 # %% [markdown]
 # ## 3. Starvation during training, and the evaluation

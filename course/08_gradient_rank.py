@@ -20,7 +20,7 @@
 # - **effective rank**: `exp(H(q))`, `q = s / Σ s` over singular values (Roy & Vetterli 2007);
 #   also the count of singular values ≥ 1% of the largest.
 #
-# Smoke mode (default) takes about a minute; `GRPO_LAB_FULL=1` uses more prompts and a
+# Smoke mode (default; its run time is in the README's notebook table); `GRPO_LAB_FULL=1` uses more prompts and a
 # longer training run.
 
 # %%

@@ -19,8 +19,8 @@
 # The question of this lesson is the price. Methods that spend generation differently must be
 # compared at equal generation (completions generated), not only at equal optimizer steps.
 #
-# Smoke mode (the default): short runs of the tiny LM of notebook 05, about half a minute on 2 CPU
-# cores; `GRPO_LAB_FULL=1` runs 150 steps and 3 seeds. Section 4 reads the full measurement (150 steps,
+# Smoke mode (the default): short runs of the tiny LM of notebook 05 (its run time is in the README's
+# notebook table); `GRPO_LAB_FULL=1` runs 150 steps and 3 seeds. Section 4 reads the full measurement (150 steps,
 # 3 seeds, 300 held-out problems, five comparisons), made by `grpo-lab compare` and shipped with the
 # package; the command and date of each are printed with it.
 

@@ -80,6 +80,10 @@ class RunConfig:
     fast_inference: bool | None = _f(None, "Unsloth + vLLM generation (None: when vLLM is installed and the "
                                            "backend is Unsloth; Unsloth's trainer then sets use_vllm itself)")
     save_steps: int = _f(0, "save a resumable checkpoint every this many steps (0: never)")
+    unsloth_compile: bool = _f(True, "Unsloth backend: compile kernels on the first step (False: skip compilation, "
+                                     "no warm-up, slower steps; set before unsloth is imported)")
+    unsloth_cache: str | None = _f(None, "Unsloth backend: a directory for its compile cache between processes "
+                                         "(notebook 06 puts it on Google Drive)")
     smoke: bool = _f(False, "the task's offline stand-in data (GSM8K: the synthetic word problems)")
     sampling: str = _f("none", "which groups a step trains on: none (every group generated), dynamic (DAPO's dynamic "
                                "sampling: degenerate groups dropped, more prompts generated until the batch is full "
@@ -136,6 +140,8 @@ class RunConfig:
         if (self.sampling != "none" or self.skip_prob > 0) and self.policy == "tabular":
             raise ValueError("sampling and prompt skipping act on a trainer's generation batches; the tabular "
                              "simulator has none (use a language-model policy)")
+        if not isinstance(self.unsloth_compile, bool):
+            raise ValueError(f"unsloth_compile must be True or False, got {self.unsloth_compile!r}")
         if self.backend not in ("auto", "unsloth", "transformers"):
             raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:

@@ -222,6 +222,37 @@ def _unsloth_installed() -> bool:
     return importlib.util.find_spec("unsloth") is not None
 
 
+def unsloth_environment(compile: bool = True, cache_dir=None) -> dict[str, str]:
+    """The environment variables Unsloth reads when it is imported, for the first step's cost (notebook 06).
+
+    ``cache_dir``: Unsloth's compile cache (``UNSLOTH_MEGA_CACHE=1``, ``UNSLOTH_MEGA_CACHE_DIR``), which keeps
+    the Dynamo / Inductor / Triton artifacts of the first step's compilation between processes, so that a
+    reconnected Colab runtime does not pay the warm-up again; notebook 06 puts it on Google Drive. Some Unsloth
+    versions refuse a cache directory not owned by the user or writable by others: then it is not used.
+    ``compile=False``: ``UNSLOTH_COMPILE_DISABLE=1`` and ``TORCHDYNAMO_DISABLE=1``, no compilation at all (no
+    warm-up, slower steps). Neither has run on a GPU with grpo-lab yet (docs/gpu.md).
+    """
+    env = {}
+    if cache_dir is not None:
+        env.update(UNSLOTH_MEGA_CACHE="1", UNSLOTH_MEGA_CACHE_DIR=str(cache_dir))
+    if not compile:
+        env.update(UNSLOTH_COMPILE_DISABLE="1", TORCHDYNAMO_DISABLE="1")
+    return env
+
+
+def apply_unsloth_environment(env: dict[str, str]) -> None:
+    """Set ``env`` (from :func:`unsloth_environment`) before Unsloth is imported. Once it is imported its
+    settings are fixed for the process: a different request is an error that says to restart the runtime."""
+    import os
+    import sys
+
+    changed = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    if changed and "unsloth" in sys.modules:
+        raise RuntimeError(f"unsloth is already imported in this process; {', '.join(sorted(changed))} must be set "
+                           "before that: restart the Python process (Colab: Runtime > Restart) and set them first")
+    os.environ.update(env)
+
+
 def choose_backend(backend: str = "auto", cuda: bool | None = None, unsloth: bool | None = None) -> tuple[str, str]:
     """``(backend, why)``: Unsloth with a CUDA GPU and unsloth installed, else transformers + peft.
 

@@ -31,7 +31,7 @@ from .config import RunConfig, method_name
 from .passk import pass_at_k_of
 
 KS = (1, 2, 4, 8, 16)
-HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy")
+HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy", "step_time")
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -213,9 +213,11 @@ class LanguageModel:
     """The shipped tiny LM or any causal LM (directory / hub id), trained through TRL's GRPOTrainer."""
 
     def load(self, cfg: RunConfig):
-        from .policy import choose_backend, load_policy
+        from .policy import apply_unsloth_environment, choose_backend, load_policy, unsloth_environment
 
         backend, _ = choose_backend(cfg.backend)
+        if backend == "unsloth":
+            apply_unsloth_environment(unsloth_environment(cfg.unsloth_compile, cfg.unsloth_cache))
         return load_policy(cfg.policy, backend=cfg.backend, lora_r=cfg.lora_r,
                            lora_alpha=cfg.lora_alpha or (2 * cfg.lora_r if cfg.lora_r else None),
                            max_seq_length=1024, seed=cfg.seed,

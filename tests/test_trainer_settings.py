@@ -120,3 +120,47 @@ def _interrupt_after_one():
         return train(cfg, *a, **k)
 
     return fake
+
+
+# ----------------------------------------------------------------------------- issue 20, item 3: the first step
+
+def test_unsloth_environment_names_the_cache_and_the_compile_switch(tmp_path):
+    from grpo_lab.policy import unsloth_environment
+
+    assert unsloth_environment() == {}
+    assert unsloth_environment(cache_dir=tmp_path) == {"UNSLOTH_MEGA_CACHE": "1", "UNSLOTH_MEGA_CACHE_DIR": str(tmp_path)}
+    assert unsloth_environment(compile=False) == {"UNSLOTH_COMPILE_DISABLE": "1", "TORCHDYNAMO_DISABLE": "1"}
+
+
+def test_unsloth_settings_are_refused_once_unsloth_is_imported(monkeypatch):
+    import sys
+    import types
+
+    from grpo_lab.policy import apply_unsloth_environment
+
+    monkeypatch.delenv("UNSLOTH_COMPILE_DISABLE", raising=False)
+    monkeypatch.setitem(sys.modules, "unsloth", types.ModuleType("unsloth"))
+    with pytest.raises(RuntimeError, match="unsloth is already imported.*UNSLOTH_COMPILE_DISABLE.*restart"):
+        apply_unsloth_environment({"UNSLOTH_COMPILE_DISABLE": "1"})
+    monkeypatch.setenv("UNSLOTH_COMPILE_DISABLE", "1")
+    apply_unsloth_environment({"UNSLOTH_COMPILE_DISABLE": "1"})  # already in force: nothing to change
+
+
+def test_a_run_on_the_unsloth_backend_sets_them_before_loading(monkeypatch, tmp_path):
+    import os
+
+    from grpo_lab import policy, runner
+    from grpo_lab.config import RunConfig
+
+    for k in ("UNSLOTH_MEGA_CACHE", "UNSLOTH_MEGA_CACHE_DIR", "UNSLOTH_COMPILE_DISABLE", "TORCHDYNAMO_DISABLE"):
+        monkeypatch.delenv(k, raising=False)
+    seen = {}
+    monkeypatch.setattr(policy, "choose_backend", lambda backend: ("unsloth", "simulated"))
+    monkeypatch.setattr(policy, "load_policy", lambda *a, **k: seen.update(
+        {k: os.environ.get(k) for k in ("UNSLOTH_MEGA_CACHE_DIR", "UNSLOTH_COMPILE_DISABLE")}) or ("m", "t", None))
+    monkeypatch.setattr(runner, "use_fast_inference", lambda *a: False)
+    cfg = RunConfig(policy="some/model", unsloth_compile=False, unsloth_cache=str(tmp_path))
+    runner.LanguageModel().load(cfg)
+    assert seen == {"UNSLOTH_MEGA_CACHE_DIR": str(tmp_path), "UNSLOTH_COMPILE_DISABLE": "1"}
+    with pytest.raises(ValueError, match="unsloth_compile must be True or False"):
+        RunConfig(unsloth_compile="no").validate()
