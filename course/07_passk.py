@@ -9,7 +9,7 @@
 # prompts and could do the second. pass@k curves before and after training tell them apart —
 # if pass@k is estimated without bias, and with its uncertainty.
 #
-# Data: the tiny-LM comparisons of notebook 05, made by `grpo-lab compare` (6 estimators × 3
+# Data: the tiny-LM comparisons of notebook 05, made by `grpo-lab compare` (8 methods × 3
 # seeds, 150 steps, 300 held-out problems × 16 samples; commands and dates printed below) and
 # shipped in the package; GSM8K results from notebook 06 when a `results/gsm8k` directory
 # exists (only after a GPU run).
@@ -134,9 +134,11 @@ assert all(v != "a" for v in sign_vs_grpo.values())  # Sign never above GRPO at 
 # estimator, 300 held-out problems × 16 samples; readings from t-intervals, printed above):
 #
 # - **No capacity expansion anywhere**: no estimator at any learning rate raised pass@16 beyond
-#   its interval. At lr 1e-4 some estimators raised pass@1 while pass@16 fell or stayed — search
-#   compression, in the sense of arXiv 2504.13837 — at 3e-4 pass@16 fell without a pass@1 gain,
-#   and at 1e-3 every estimator collapsed at every k.
+#   its interval. At lr 1e-4 some methods raised pass@1 while pass@16 fell or stayed — search
+#   compression, in the sense of arXiv 2504.13837 — at 3e-4 pass@16 fell, with a pass@1 gain only
+#   for dapo (grpo with dynamic sampling), and at 1e-3 every method collapsed at every k except
+#   dapo, whose pass@1 held while its pass@16 fell (notebook 09: the larger batch it generates, not
+#   its filter, is what held it).
 # - **Sign did not expand capacity either.** The hypothesis that a fixed-reference advantage,
 #   by pushing on never-solved prompts, lifts pass@k at large k (arXiv 2605.07689) predicts Sign
 #   above GRPO at pass@16; Sign was never above GRPO beyond the intervals, at any learning rate.

@@ -1,6 +1,6 @@
 """Export the per-problem correct counts of `grpo-lab compare` runs for notebook 07 (shipped in the package).
 
-    python scripts/export_passk.py docs/results/lr1e-4=RUN_DIR [more label=RUN_DIR ...]
+    python scripts/export_passk.py lr1e-4=RUN_DIR lr3e-4=RUN_DIR lr1e-3=RUN_DIR   # the labels notebook 07 reads
 
 Writes grpo_lab/data/tiny_lm_passk.json: for each labelled comparison, its settings, the
 starting policy's counts and, per estimator and seed, the counts after training (correct out
