@@ -27,9 +27,11 @@ def bandit_figure(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: in
 def _explorer(make_figure, **controls):
     """Display ``make_figure(**initial values)`` statically, then return sliders that redraw it."""
     import ipywidgets as w
-    from IPython.display import display
+    from IPython.display import HTML, display
 
     display(make_figure(**{name: c.value for name, c in controls.items()}))  # static figure, for headless runs
+    display(HTML("<p><em>The sliders below need a live Python kernel (on a web page, also the Jupyter widget "
+                 "manager, loaded from the network); the figure above is their starting state.</em></p>"))
     out = w.Output()
 
     def redraw(**values):
