@@ -136,12 +136,18 @@ def test_every_page_in_headless_chromium(site):
             height = driver.execute_script("return document.body.scrollHeight")
             driver.set_window_size(1280, min(max(height, 800), 12000))
             assert driver.save_screenshot(str(shots / (rel.replace("/", "__")[:-5] + ".png")))
-            if rel.startswith("notebooks/0") and rel[10:12] in ("01", "05"):  # two lessons at a phone's width
-                driver.set_window_size(*PHONE)
-                problems += [f"{rel} at phone width: {x}" for x in _maths_and_code(driver, page)]
+            if rel.startswith("notebooks/0") and rel[10:12] in ("01", "05"):  # two lessons on a phone
+                phone = dict(width=PHONE[0], height=PHONE[1], deviceScaleFactor=1, mobile=True)
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", phone)
+                driver.get(f"http://127.0.0.1:{server.server_port}/{rel}")  # laid out for the phone from the start
+                problems += [f"{rel} on a phone: {x}" for x in _maths_and_code(driver, page)]
+                wide = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+                if wide > 1:
+                    problems.append(f"{rel} on a phone: the page is {wide} px wider than the screen")
                 height = driver.execute_script("return document.body.scrollHeight")
-                driver.set_window_size(PHONE[0], min(max(height, 800), 16000))
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**phone, "height": min(height, 16000)})
                 assert driver.save_screenshot(str(shots / ("phone__" + rel.replace("/", "__")[:-5] + ".png")))
+                driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             driver.set_window_size(1280, 1600)
     finally:
         driver.quit()
