@@ -1,8 +1,9 @@
 """Export the dynamic-sampling measurement of `grpo-lab compare` runs for notebook 09 (shipped in the package).
 
-    python scripts/export_sampling.py "equal steps=RUN_DIR" "equal completions=RUN_DIR"
+    python scripts/export_sampling.py "equal steps=RUN_DIR" "equal completions=RUN_DIR"   # notebook 09
+    python scripts/export_sampling.py --out sweep.json "lr 1e-4, 16 prompts, 150 steps=RUN_DIR" ...  # notebook 05
 
-Writes grpo_lab/data/sampling.json: for each labelled comparison, its command, date and settings, the
+Writes grpo_lab/data/sampling.json (or the --out name there): for each labelled comparison, its command, date and settings, the
 starting policy's pass@1 / pass@16 / greedy accuracy and, per method and seed, the same after training plus
 what the run generated (completions, new tokens, optimizer steps, informative groups trained, rounds,
 prompts skipped, and the degenerate / all-fail / all-pass fractions of the groups generated over the run).
@@ -20,6 +21,9 @@ from grpo_lab.starvation import summarize_rows  # noqa: E402
 
 
 def main(argv):
+    name = "sampling.json"
+    if argv[:1] == ["--out"]:
+        name, argv = argv[1], argv[2:]
     out = {}
     for arg in argv:
         label, run = arg.split("=", 1)
@@ -41,7 +45,7 @@ def main(argv):
                     all_fail=st["all_fail_run"], all_pass=st["all_pass_run"]))
         out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"), base=conf["base"],
                           start=dict(pass1=spk[1], pass16=spk[16], greedy=start["greedy"]), methods=methods)
-    path = ROOT / "grpo_lab" / "data" / "sampling.json"
+    path = ROOT / "grpo_lab" / "data" / name
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
