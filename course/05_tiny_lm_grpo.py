@@ -443,12 +443,12 @@ by_batch = {}
 for label, d in SWEEP.items():
     lr, batch, steps = (part.strip() for part in label.split(","))
     if steps == "150 steps":
-        by_batch.setdefault(f"grpo, {batch} per step", []).append((float(lr.split()[1]), mean_ci(
+        by_batch.setdefault(f"{batch} per step", []).append((float(lr.split()[1]), mean_ci(
             [x["pass1"] for x in d["methods"]["grpo"]])))
 lrs = sorted({lr for rows in by_batch.values() for lr, _ in rows})
 display(viz.sweep(lrs, {k: [ci for _, ci in sorted(v)] for k, v in by_batch.items()}, "learning rate",
-                  "pass@1 after 150 steps", n_seeds=3,
-                  title=f"GRPO on the tiny LM: pass@1 after training (start {first['pass1']:.3f})"))
+                  "pass@1 after 150 steps", n_seeds=3, reference=(first["pass1"], "start"),
+                  title="GRPO on the tiny LM: pass@1 after 150 steps, by prompts per step"))
 
 # %% [markdown]
 # At 150 steps, sixteen prompts per step learn nothing detectable at any learning rate; sixty-four

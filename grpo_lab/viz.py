@@ -311,12 +311,17 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
     return fig
 
 
-def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None) -> Figure:
-    """Final metric (mean, lo, hi) against a swept setting, one line per estimator (notebook 04).
+def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None,
+          reference: tuple[float, str] | None = None) -> Figure:
+    """Final metric (mean, lo, hi) against a swept setting, one line per estimator or setting (notebooks 04, 05).
 
-    Bars are 95% t-intervals over ``n_seeds`` seeds; ticks sit at the swept values.
+    Bars are 95% t-intervals over ``n_seeds`` seeds; ticks sit at the swept values. ``reference``: a
+    ``(value, label)`` drawn as a dotted horizontal line (e.g. the starting policy's value).
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
+    if reference is not None:
+        st = style("start")
+        ax.axhline(reference[0], color=st["color"], ls=st["ls"], lw=1, label=reference[1])
     seen: dict = {}
     for label, rows in results.items():
         m, lo, hi = (np.asarray(v) for v in zip(*rows))

@@ -87,11 +87,12 @@ def comparisons():
             continue
         budget = base.get("budget_completions")
         label = f"lr {('%.0e' % base['learning_rate']).replace('e-0', 'e-')}, " + (f"equal generation ({budget} completions per run)" if budget
-                                                     else f"equal steps ({base['steps']} per run)")
+                                                     else f"{base['steps']} steps per run")
         if base.get("prompts_per_step", 16) != 16:
             label += f", {base['prompts_per_step']} prompts per step"
-        out.append((budget is not None, base.get("prompts_per_step", 16), base["learning_rate"], label, report))
-    return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:3])]
+        out.append((budget is not None, base.get("prompts_per_step", 16), base["steps"], base["learning_rate"],
+                    label, report))
+    return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:4])]
 
 
 def render(readme: str) -> str:
