@@ -88,9 +88,8 @@ assert kept["avspo"].frac_nonzero > kept["grpo"].frac_nonzero  # ACR > 0.5 switc
 # %% [markdown]
 # ## 3. Why std normalisation is dangerous next to a degenerate group
 #
-# One success among G − 1 failures: its GRPO advantage is $(G-1)/\sqrt{G}$, growing without
-# bound in G, while Dr.GRPO's is $(G-1)/G < 1$. A single lucky sample of a prompt the model
-# "cannot" solve gets the biggest push of the whole batch.
+# One success among G − 1 failures: a prompt the model "cannot" solve, sampled once lucky. How
+# large an advantage does GRPO give that one success?
 
 # %% [exercise-md]
 # ### Exercise 03.2 — predict first
@@ -115,6 +114,11 @@ for g in (4, 8, 16, 64):
 # %% [check]
 checks.check_prediction(my_prediction(), gl.grpo(torch.tensor([1.0] + [0.0] * 15), 16)[0].item(),
                         "GRPO advantage of one success in G = 16", tol=0.1)
+
+# %% [markdown]
+# The lone success gets $(G-1)/\sqrt{G}$ under GRPO, growing without bound in G, while Dr.GRPO's is
+# $(G-1)/G < 1$: a single lucky sample of a prompt the model "cannot" solve gets the biggest push of
+# the whole batch.
 
 # %% [markdown]
 # ## 4. Sign performs pass@G failure descent
