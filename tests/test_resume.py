@@ -69,7 +69,10 @@ def test_damaged_and_foreign_results_are_retrained_after_saying_which(finished, 
     assert f"{res / 'grpo-seed1.json'} is damaged" in out
     assert f"{res / 'sign-seed1.json'} does not belong to this comparison (it holds sign seed 0)" in out
     assert "resuming: 1 of 4 runs already finished" in out
-    assert (run / "report.md").read_text() == (finished / "report.md").read_text().replace(str(finished), str(run))
+    from grpo_lab.io import display_path
+
+    assert (run / "report.md").read_text() == (finished / "report.md").read_text().replace(
+        display_path(finished), display_path(run))
     # nothing is deleted: each rejected file is kept beside, as it was, and the message says where
     assert "moved aside to sign-seed1.json.rejected-0" in out
     assert (res / "grpo-seed0.json.rejected-0").read_text() == text[: len(text) // 2]
