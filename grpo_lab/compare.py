@@ -286,7 +286,7 @@ def summary_table(results: dict) -> list[dict]:
         row["steps_done"] = [r.get("steps_done", r["config"]["steps"]) for r in runs]
         row["completions"] = [r.get("completions") for r in runs]
         row["tokens"] = [g.get("tokens") for g in gen]
-        row["kept"] = [g.get("trained_informative") for g in gen]
+        row["informative"] = [g.get("trained_informative") for g in gen]
         row["rounds_per_step"] = [g["rounds"] / g["batches"] if g.get("batches") else None for g in gen]
         row["skipped"] = [g.get("skipped_prompts") for g in gen]
         row["short_steps"] = [sum(h.get("sampling/short", 0) or 0 for h in r["history"]) for r in runs]
@@ -446,7 +446,7 @@ def write_report(out: Path, conf: dict) -> Path:
            "|---|---|---|---|---|---|---|---|---|"]
     for row in table:
         md.append(f"| {row['estimator']} | {_mean_or_na(row['steps_done'], '{:.1f}')} | "
-                  f"{_mean_or_na(row['completions'])} | {_mean_or_na(row['tokens'])} | {_mean_or_na(row['kept'])} | "
+                  f"{_mean_or_na(row['completions'])} | {_mean_or_na(row['tokens'])} | {_mean_or_na(row['informative'])} | "
                   f"{_mean_or_na(row['rounds_per_step'], '{:.2f}')} | {_mean_or_na(row['short_steps'], '{:.1f}')} | "
                   f"{_mean_or_na(row['skipped'])} | {_mean_or_na(row['train_seconds'], '{:.1f}')} |")
     md += ["", "Informative groups trained: groups with reward spread that reached the loss (plain GRPO trains its "

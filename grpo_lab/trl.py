@@ -175,7 +175,8 @@ def trainer_class(base=None, model=None):
             for cb in self.callback_handler.callbacks:
                 if isinstance(cb, (StarvationCallback, CompletionBudget)):
                     cb.attached = True
-                    cb.trainer = self
+                if isinstance(cb, CompletionBudget):
+                    cb.trainer = self  # it reads self.generated
 
         def _calculate_rewards(self, *args, **kwargs):
             rewards_per_func = super()._calculate_rewards(*args, **kwargs)
@@ -340,7 +341,6 @@ class StarvationCallback(TrainerCallback):
     def __init__(self, jsonl_path=None):
         self.jsonl_path = jsonl_path
         self.attached = False
-        self.trainer = None
         self._hist = None
 
     def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
@@ -529,8 +529,9 @@ def _sampled_batch(trainer, inputs):
         examples = trainer._stream.draw(n_groups)
         inputs = [ex for ex in examples for _ in range(G)][rank * n_local:(rank + 1) * n_local]
     if trainer.skip_prob > 0:  # remember, per prompt, whether its latest group was degenerate
-        for exs, rw in zip(round_examples, rewards):
-            for ex, keep in zip(exs, filter_groups(rw, G).keep.tolist()):
+        per_round = f.keep.split([len(rw) // G for rw in rewards])
+        for exs, keeps in zip(round_examples, per_round):
+            for ex, keep in zip(exs, keeps.tolist()):
                 trainer._seen[_prompt_key(ex)] = not keep
     if trainer.sampling == "none":
         tokens = int(trainer.accelerator.gather(rows["completion_mask"].sum().reshape(1)).sum())
@@ -538,8 +539,7 @@ def _sampled_batch(trainer, inputs):
         return rows
     merged = merge_rows(rows, trainer._tokenizer.pad_token_id)
     tokens = int(merged["completion_mask"].sum())
-    keep = f.keep if trainer.group_filter is None else _custom_keep(trainer.group_filter, torch.cat(rewards), G)
-    kept, padding = choose_groups(keep, n_groups, trainer.on_exhausted if trainer.sampling == "dynamic" else "train")
+    kept, padding = choose_groups(found, n_groups, trainer.on_exhausted if trainer.sampling == "dynamic" else "train")
     idx = torch.tensor([g * G + j for g in kept + padding for j in range(G)])
     batch = {k: v[idx] for k, v in merged.items()}
     pad_rows = torch.arange(len(idx)) >= len(kept) * G
@@ -549,9 +549,7 @@ def _sampled_batch(trainer, inputs):
     device = trainer.accelerator.device
     local = {k: v[rank * n_local:(rank + 1) * n_local].to(device) for k, v in batch.items()}
     local["num_items_in_batch"] = loss_mask.sum().to(device)
-    all_rewards = torch.cat(rewards)
-    trainer.last_rewards = torch.stack([all_rewards[g * G + j] for g in kept + padding for j in range(G)]) \
-        if kept or padding else all_rewards[:0]
+    trainer.last_rewards = torch.cat(rewards)[idx]  # the batch always holds n_groups groups (kept + padding)
     trainer.last_advantages = batch["advantages"].float()
     short = trainer.sampling == "dynamic" and int(f.keep.sum()) < n_groups
     trainer._account(rounds=len(rewards), f=f, kept=len(kept), skipped=skipped, short=short,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from grpo_lab.io import run_name, strip_out_option  # noqa: E402
+from grpo_lab.compare import load_results, read_config  # noqa: E402
+from grpo_lab.io import read_json, strip_out_option  # noqa: E402
 
 
 def main(argv):
@@ -21,15 +22,13 @@ def main(argv):
     for arg in argv:
         label, run = arg.split("=", 1)
         run = Path(run)
-        conf = json.loads((run / "config.json").read_text())
-        start = json.loads((run / "start.json").read_text())
-        runs = {}
-        for est in conf["estimators"]:
-            for seed in conf["seeds"]:
-                r = json.loads((run / "results" / f"{run_name(est, seed)}.json").read_text())
-                runs.setdefault(est, {})[str(seed)] = r["eval"]["correct"]
-        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"), base=conf["base"],
-                          n_samples=start["n_samples"], levels=start["levels"], start=start["correct"], after=runs)
+        conf = read_config(run)
+        start = read_json(run / "start.json", "start evaluation")
+        runs = {est: {str(seed): r["eval"]["correct"] for seed, r in zip(conf["seeds"], results)}
+                for est, results in load_results(run, conf).items()}
+        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"),
+                          base=read_json(run / "config.json")["base"], n_samples=start["n_samples"],
+                          levels=start["levels"], start=start["correct"], after=runs)
     path = ROOT / "grpo_lab" / "data" / "tiny_lm_passk.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(out, separators=(",", ":")) + "\n")

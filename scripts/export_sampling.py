@@ -15,7 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from grpo_lab.io import run_name, strip_out_option  # noqa: E402
+from grpo_lab.compare import load_results, read_config  # noqa: E402
+from grpo_lab.io import read_json, strip_out_option  # noqa: E402
 from grpo_lab.passk import pass_at_k_of  # noqa: E402
 from grpo_lab.starvation import summarize_rows  # noqa: E402
 
@@ -28,13 +29,12 @@ def main(argv):
     for arg in argv:
         label, run = arg.split("=", 1)
         run = Path(run)
-        conf = json.loads((run / "config.json").read_text())
-        start = json.loads((run / "start.json").read_text())
+        conf = read_config(run)
+        start = read_json(run / "start.json", "start evaluation")
         spk = pass_at_k_of(start, (1, 16))
         methods = {}
-        for m in conf["estimators"]:
-            for seed in conf["seeds"]:
-                r = json.loads((run / "results" / f"{run_name(m, seed)}.json").read_text())
+        for m, results in load_results(run, conf).items():
+            for seed, r in zip(conf["seeds"], results):
                 pk = pass_at_k_of(r["eval"], (1, 16))
                 g = r["generated"]
                 st = summarize_rows(r["history"])
@@ -43,7 +43,8 @@ def main(argv):
                     tokens=g["tokens"], steps=r["steps_done"], informative=g["trained_informative"],
                     rounds=g["rounds"], skipped=g["skipped_prompts"], degenerate=st["acr_run"],
                     all_fail=st["all_fail_run"], all_pass=st["all_pass_run"]))
-        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"), base=conf["base"],
+        out[label] = dict(command=strip_out_option(conf.get("command")), created=conf.get("created"),
+                          base=read_json(run / "config.json")["base"],
                           start=dict(pass1=spk[1], pass16=spk[16], greedy=start["greedy"]), methods=methods)
     path = ROOT / "grpo_lab" / "data" / name
     path.write_text(json.dumps(out, indent=1) + "\n")
