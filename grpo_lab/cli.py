@@ -29,6 +29,8 @@ PROFILE_OPTIONS = (
     ("--max-new-tokens", "max_completion_length", int, "6 for tiny-lm, else 256", "new tokens per sample"),
     ("--seed", "eval_seed", int, 5, "seed of the problems and of the samples"),
     ("--threads", "threads", int, "1 on <= 4 cores", "CPU threads for torch"),
+    ("--dtype", "dtype", str, "float32",
+     "the weights' dtype: auto, float32 or bfloat16 (auto: bfloat16 where the CPU or GPU computes in it natively)"),
 )
 PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)  # and 64 new tokens for an instruct model
 
@@ -85,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="finish an interrupted comparison in DIR with its own settings")
     c.add_argument("--no-progress", action="store_true", help="no progress bars")
+    c.add_argument("--interim-report", type=Path, default=None, metavar="DIR",
+                   help="write DIR/interim/report.md from the runs of DIR finished so far (trains nothing; safe "
+                        "while another process trains DIR)")
     pr = sub.add_parser("profile", help="before training: how starved will GRPO be on this model and task?",
                         description="Sample n completions on m held-out problems, grade them, and write "
                                     "runs/profile-<timestamp>/report.md: per-problem success, pass@k with intervals, "
@@ -130,6 +135,16 @@ def _compare(a) -> int:
     from .compare import command_line, new_run_dir, read_config, run_comparison, write_config
 
     options = {f.name: flag for f, flag in cli_fields()}
+    if a.interim_report is not None:
+        given = [flag for name, flag in options.items() if getattr(a, name) is not None]
+        given += [f"--{k}" for k in ("estimators", "seeds", "resume") if getattr(a, k) is not None]
+        if given or a.quick:
+            raise UsageError(f"--interim-report reads {a.interim_report}/config.json and trains nothing; drop "
+                             f"{', '.join(given) or '--quick'}")
+        from .compare import write_report
+
+        print(f"report: {write_report(a.interim_report, read_config(a.interim_report), interim=True)}")
+        return 0
     if a.resume is not None:
         given = [flag for name, flag in options.items() if getattr(a, name) is not None]
         given += [f"--{k}" for k in ("estimators", "seeds") if getattr(a, k) is not None] + \

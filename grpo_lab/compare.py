@@ -67,6 +67,10 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
         raise ValueError("a comparison needs at least one estimator and one seed")
     for m in estimators:  # an unreadable method name fails here, before anything is trained
         base.with_run(m, 0).validate()
+    if base.policy != "tabular":
+        from .runner import run_dtype
+
+        run_dtype(base)  # bf16 that cannot train here (full fine-tuning, no bf16 on the device) fails before any work
     if base.policy != "tabular" and base.eval_samples < base.group_size:
         raise ValueError(f"eval_samples ({base.eval_samples}) must be at least the group size ({base.group_size}): "
                          "the report estimates the degenerate fraction at G from the evaluation's samples")
@@ -225,7 +229,9 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         write_json_atomic(start_path, evaluate_start(base))
         start = read_json(start_path, "start evaluation")  # as later readers see it (JSON keys are strings)
     expected = _check_trainer_settings(out, conf, base)
-    todo = [(e, s) for e in conf["estimators"] for s in conf["seeds"]
+    # seed by seed, every method within a seed: an interrupted comparison then holds every method at the
+    # same number of seeds (the runs are independent, so the order changes no result)
+    todo = [(e, s) for s in conf["seeds"] for e in conf["estimators"]
             if not _finished(out / "results" / f"{run_name(e, s)}.json", e, s, shared, echo)]
     total = len(conf["estimators"]) * len(conf["seeds"])
     if len(todo) < total:
@@ -258,12 +264,14 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     return write_report(out, conf)
 
 
-def load_results(out: Path, conf: dict) -> dict:
-    """``{estimator: [result per seed]}``; a missing run is an error naming it."""
+def load_results(out: Path, conf: dict, partial: bool = False) -> dict:
+    """``{estimator: [result per seed]}``; a missing run is an error naming it (``partial=True``: left out)."""
     res = {}
     for e in conf["estimators"]:
         for s in conf["seeds"]:
             path = Path(out) / "results" / f"{run_name(e, s)}.json"
+            if not path.is_file() and partial:
+                continue
             if not path.is_file():
                 raise FileNotFoundError(f"run {run_name(e, s)} has not finished; resume the comparison first")
             res.setdefault(e, []).append(read_json(path, "results file"))
@@ -348,12 +356,24 @@ def _passk(result: dict) -> dict:
     return {int(k): v for k, v in ev["pass_at_k"].items()} if "pass_at_k" in ev else pass_at_k_of(ev, KS)
 
 
-def write_report(out: Path, conf: dict) -> Path:
+def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
+    """``report.md`` with its plots and ``metrics.jsonl``, once every run has finished.
+
+    ``interim=True`` (``grpo-lab compare --interim-report DIR``): the same from the runs finished so far, written
+    to ``DIR/interim/`` (so ``report.md`` still appears only when the comparison is complete), opening with how
+    many runs it holds and how to resume. It reads only finished, atomically written results files, so it can
+    run while another process trains the comparison.
+    """
     from . import viz
 
     out = Path(out)
     base: RunConfig = conf["base"]
-    results = load_results(out, conf)
+    results = load_results(out, conf, partial=interim)
+    dest = out / "interim" if interim else out
+    if interim:
+        if not results:
+            raise FileNotFoundError(f"no run of {out} has finished yet: nothing to report")
+        dest.mkdir(exist_ok=True)
     start = read_json(out / "start.json", "start evaluation")
     G = base.group_size
     # what the results hold decides what is shown: a simulated policy has exact pass@k and no greedy decoding
@@ -368,10 +388,10 @@ def write_report(out: Path, conf: dict) -> Path:
             jsonl = out / "metrics" / f"{run_name(est, seed)}.jsonl"
             rows = _read_jsonl(jsonl) if jsonl.is_file() else r["history"]
             lines += [json.dumps({"estimator": est, "seed": seed, **row}) for row in rows]
-    write_text_atomic(out / "metrics.jsonl", "\n".join(lines) + "\n")
+    write_text_atomic(dest / "metrics.jsonl", "\n".join(lines) + "\n")
 
     histories = {e: [r["history"] for r in runs] for e, runs in results.items()}
-    n_seeds = len(conf["seeds"])
+    n_seeds = min(len(runs) for runs in results.values())
     budget = f"budget {base.budget_completions} completions" if base.budget_completions else f"{base.steps} steps"
     setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {budget}, "
                f"{n_seeds} seed{'s' if n_seeds > 1 else ''}")
@@ -397,13 +417,21 @@ def write_report(out: Path, conf: dict) -> Path:
         figs["levels.png"] = viz.level_bars({int(k): v for k, v in start["greedy_by_level"].items()}, after,
                                             n_seeds=n_seeds, title=f"Greedy accuracy per level ({setting})")
     for name, fig in figs.items():
-        fig.savefig(out / name)
+        fig.savefig(dest / name)
 
     st = start_starvation(start, G)
     table = summary_table(results)
     v = conf.get("versions", {})
-    md = [f"# grpo-lab compare — {conf.get('created', '')}", "",
-          f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
+    md = [f"# grpo-lab compare — {conf.get('created', '')}", ""]
+    if interim:
+        total = len(conf["estimators"]) * len(conf["seeds"])
+        done = sum(len(runs) for runs in results.values())
+        missing = [run_name(e, sd) for sd in conf["seeds"] for e in conf["estimators"]
+                   if not (out / "results" / f"{run_name(e, sd)}.json").is_file()]
+        md += [f"**Interim report ({time.strftime('%Y-%m-%d %H:%M')}): {done} of {total} runs finished**; not yet: "
+               f"{', '.join(missing) or 'none'}. Resume with `grpo-lab compare --resume {display_path(out)}`; the "
+               "final `report.md` appears beside `results/` when every run has finished.", ""]
+    md += [f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
           "## Settings (the same for every run)", "",
           "| setting | value |", "|---|---|"]
     for k, val in asdict(base).items():
@@ -418,6 +446,8 @@ def write_report(out: Path, conf: dict) -> Path:
            f"| backend, device | {_distinct(results, 'backend')}; {_distinct(results, 'device')} |",
            f"| weights | {_distinct(results, 'weights')} |",
            f"| torch threads | {_distinct(results, 'threads')} |",
+           f"| weights' dtype | {_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
+           "autocast) |",
            f"| trainer settings | {_trainer_line(results, read_json(out / 'config.json').get('trainer_settings'))} |",
            "",
            "## Starting point (shared by every run)", ""]
@@ -481,7 +511,10 @@ def write_report(out: Path, conf: dict) -> Path:
     if has_greedy:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]
-    return write_text_atomic(out / "report.md", "\n".join(md))
+    if interim:
+        md = [x.replace("`results/*.json`", "`../results/*.json`").replace("`start.json`", "`../start.json`")
+              for x in md]
+    return write_text_atomic(dest / "report.md", "\n".join(md))
 
 
 def command_line() -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields, replace
 from ._checks import as_int
 from .advantages import estimator_names, is_estimator
 
+DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
+
 
 def _f(default, help: str, cli: str | None = None, **kw):
     """A documented field; ``cli`` is its ``grpo-lab compare`` flag (None: not an option)."""
@@ -103,6 +105,11 @@ class RunConfig:
                                   "gets the same value unless given)", "--epsilon-high")
     mask_truncated_completions: bool = _f(False, "leave completions cut at max_completion_length out of the loss "
                                                  "(DAPO's overlong filtering; TRL's setting)")
+    dtype: str | None = _f(None, "the weights' dtype: float32, bfloat16, or auto (bfloat16 where the CPU or GPU "
+                                 "computes in it natively and LoRA freezes the weights, else float32); None: float32. "
+                                 "Training also uses bf16 autocast; evaluation and profile sample in this dtype "
+                                 "(grpo_lab.policy.resolve_dtype; docs/benchmarks.md)",
+                             "--dtype")
     threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
@@ -142,6 +149,12 @@ class RunConfig:
                              "simulator has none (use a language-model policy)")
         if not isinstance(self.unsloth_compile, bool):
             raise ValueError(f"unsloth_compile must be True or False, got {self.unsloth_compile!r}")
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}; choose one of {', '.join(DTYPES)} (or leave it unset)")
+        if self.dtype == "bfloat16" and self.policy != "tabular":
+            from .policy import resolve_dtype
+
+            resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
         if self.backend not in ("auto", "unsloth", "transformers"):
             raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:

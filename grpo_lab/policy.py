@@ -18,6 +18,8 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
+from .config import DTYPES
+
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHARS = string.digits + string.ascii_letters + " \n.,:;?!$#%+-*/=()'\"\\{}_"
 
@@ -280,6 +282,75 @@ def choose_backend(backend: str = "auto", cuda: bool | None = None, unsloth: boo
     return "transformers", f"auto: {why}, so transformers + peft"
 
 
+def cpu_has_bf16() -> bool | None:
+    """Whether this CPU has native bfloat16 arithmetic: the ``avx512_bf16`` or ``amx_bf16`` flag (x86) or ``bf16``
+    (Arm) in ``/proc/cpuinfo``; None where that file does not exist (the answer is unknown, so never assumed).
+
+    Without such instructions torch still runs bfloat16 but emulates it, slower than float32.
+    """
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return None
+    flags = {w for line in text.splitlines() if line.lower().startswith(("flags", "features")) for w in line.split()}
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train: bool = True,
+                  cuda: bool | None = None, bf16: bool | None = None) -> tuple[str, str]:
+    """``(dtype, why)``: the weights' dtype a run loads its policy in, "float32" or "bfloat16" (issue 26).
+
+    - ``None`` (the default): float32 on a CPU; on a GPU ``"default"``, the loader's own choice as before issue 26
+      (transformers: the checkpoint's dtype; Unsloth: bf16 where supported, else fp16). Measured on a 2-core AVX-512 BF16 CPU (docs/benchmarks.md), bfloat16
+      weights sample 1.3x faster but leave a SmolLM2 GRPO step as slow as float32 (its time goes to per-call
+      overhead of LoRA's small matmuls and to TRL's float32 log-prob kernel, not to the base weights), and
+      whether bf16 runs learn like float32 ones is not yet measured; so nothing changes unless asked;
+    - ``"auto"``: bfloat16 where the device computes in it natively (a CUDA GPU with bf16, a CPU with AVX-512
+      BF16 / AMX / Arm BF16: :func:`cpu_has_bf16`) and the weights are frozen under LoRA; else float32, saying why;
+    - ``"bfloat16"``: bfloat16, or an error naming the reason it cannot run here (never a silent fall back):
+      a device without native bf16, or full fine-tuning (AdamW would update bf16 weights in place, and steps
+      below bf16's resolution, 2^-8 of a weight, would be lost);
+    - ``"float32"``: float32.
+
+    ``train=False`` (sampling only: ``grpo-lab profile``): no weights are updated, so full fine-tuning is no reason.
+
+    Training also runs under bf16 autocast (TRL's ``bf16=True``) whatever the weights' dtype; the LoRA adapters
+    stay float32 (peft's default). Measured on a 2-core AVX-512 BF16 CPU: docs/benchmarks.md.
+    """
+    import torch
+
+    if requested is None:
+        cuda = torch.cuda.is_available() if cuda is None else cuda
+        return ("default", "the default: on a GPU the checkpoint's own dtype (Unsloth: its own choice)") if cuda \
+            else ("float32", "the default")
+    if requested not in DTYPES:
+        raise ValueError(f"unknown dtype {requested!r}; choose one of {', '.join(DTYPES)} (or leave it unset)")
+    if requested == "float32":
+        return "float32", "requested"
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    if bf16 is None:
+        bf16 = torch.cuda.is_bf16_supported() if cuda else cpu_has_bf16()
+    device = "this GPU" if cuda else "this CPU"
+    no_bf16 = (f"{device} has no native bfloat16 arithmetic" + ("" if cuda else
+               " (no avx512_bf16, amx_bf16 or bf16 flag in /proc/cpuinfo)" if bf16 is False else
+               " that grpo-lab can detect (no /proc/cpuinfo)"))
+    full_ft = train and lora_r is None and policy != "tiny-lm"
+    if requested == "bfloat16":
+        if not bf16:
+            raise ValueError(f"dtype='bfloat16' cannot run here: {no_bf16}, so torch would emulate it, slower than "
+                             "float32; use dtype='float32' or 'auto'")
+        if full_ft:
+            raise ValueError("dtype='bfloat16' with full fine-tuning (lora_r=None) is refused: AdamW would update "
+                             "bf16 weights in place and lose every step smaller than 2^-8 of a weight; use LoRA "
+                             "(--lora-r) or dtype='float32'")
+        return "bfloat16", "requested"
+    if not bf16:
+        return "float32", f"auto: {no_bf16}"
+    if full_ft:
+        return "float32", "auto: full fine-tuning keeps float32 weights (bf16 would lose small AdamW steps)"
+    return "bfloat16", f"auto: {device} computes in bfloat16 natively and LoRA leaves the weights frozen"
+
+
 @dataclass
 class PolicyInfo:
     backend: str
@@ -287,6 +358,7 @@ class PolicyInfo:
     name: str
     lora: dict | None
     weights: str = ""  # where the weights came from (hub, local directory, GGUF-dequantised cache, shipped)
+    dtype: str = "float32"  # the weights' dtype as loaded (resolve_dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,7 +524,7 @@ def _unreachable(name: str, e: Exception) -> RuntimeError:
 
 def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_alpha: int | None = None,
                 max_seq_length: int = 1024, load_in_4bit: bool = True, fast_inference: bool = False,
-                gpu_memory_utilization: float = 0.6, seed: int = 3407):
+                gpu_memory_utilization: float = 0.6, seed: int = 3407, dtype: str = "default"):
     """``(model, tokenizer, PolicyInfo)`` for a causal LM, with LoRA adapters when ``lora_r`` is set.
 
     - ``name="tiny-lm"``: the shipped warm-started tiny LM (CPU smoke runs), never Unsloth.
@@ -464,6 +536,10 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
       is what :func:`grpo_lab.trl.trainer_class` subclasses; if ``trl`` was imported earlier a
       warning says Unsloth may not have patched it.
     - transformers backend: ``AutoModelForCausalLM.from_pretrained`` and ``peft.get_peft_model``.
+    ``dtype``: the weights' dtype, "float32", "bfloat16" or "default" (:func:`resolve_dtype` chooses it for a
+    run): "default" is the loader's own choice (transformers: float32 on a CPU, the checkpoint's dtype on a GPU;
+    Unsloth: ``dtype=None``, bf16 where supported, else fp16). ``PolicyInfo.dtype`` is the dtype the loaded
+    model computes in.
     Offline, or for an unknown model id, the error says so.
     """
     import sys
@@ -475,8 +551,10 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
         if backend == "unsloth":
             raise ValueError("the tiny LM is a CPU smoke model; load it with backend='auto' or 'transformers'")
         model, tok = load_tiny_lm()
+        if dtype not in ("default", "float32"):
+            model = model.to(_torch_dtype(dtype))
         return model, tok, PolicyInfo("transformers", "the shipped tiny LM (CPU smoke mode)", name, None,
-                                      "shipped with grpo_lab")
+                                      "shipped with grpo_lab", _dtype_name(model))
     chosen, why = choose_backend(backend)
     label, weights = name, (f"local directory {name}" if Path(name).is_dir() else f"hub {name}")
     if name == "smollm2":
@@ -492,7 +570,8 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
             model, tok = FastLanguageModel.from_pretrained(
                 model_name=name, max_seq_length=max_seq_length, load_in_4bit=load_in_4bit,
                 fast_inference=fast_inference, max_lora_rank=lora_r or 16,
-                gpu_memory_utilization=gpu_memory_utilization, dtype=None)
+                gpu_memory_utilization=gpu_memory_utilization,
+                dtype=None if dtype == "default" else _torch_dtype(dtype))
         except (OSError, RuntimeError, ValueError) as e:
             if Path(name).is_dir():  # a real local model that failed for another reason: keep Unsloth's message
                 raise
@@ -501,12 +580,13 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
             model = FastLanguageModel.get_peft_model(
                 model, r=lora_r, target_modules=list(LORA_TARGETS), lora_alpha=lora_alpha, lora_dropout=0.0,
                 use_gradient_checkpointing="unsloth", random_state=seed)
-        return model, tok, PolicyInfo(chosen, why, label, lora, weights)
+        return model, tok, PolicyInfo(chosen, why, label, lora, weights, _dtype_name(model))
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
         tok = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForCausalLM.from_pretrained(name, dtype="auto" if _cuda() else "float32")
+        model = AutoModelForCausalLM.from_pretrained(
+            name, dtype=("auto" if _cuda() else "float32") if dtype == "default" else _torch_dtype(dtype))
     except OSError as e:
         raise _unreachable(name, e) from None
     if tok.pad_token is None:
@@ -517,10 +597,23 @@ def load_policy(name: str, backend: str = "auto", lora_r: int | None = 16, lora_
 
         model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=lora_alpha, target_modules=list(LORA_TARGETS),
                                                  lora_dropout=0.0, task_type="CAUSAL_LM"))
-    return model, tok, PolicyInfo(chosen, why, label, lora, weights)
+    return model, tok, PolicyInfo(chosen, why, label, lora, weights, _dtype_name(model))
+
+
+def _dtype_name(model) -> str:
+    """The dtype a loaded model computes in, as a name ("float32", "bfloat16", ...)."""
+    return str(getattr(model, "dtype", "unknown")).removeprefix("torch.")
 
 
 def _cuda() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    if name not in DTYPES[1:]:
+        raise ValueError(f"unknown dtype {name!r}; choose float32 or bfloat16")
+    return getattr(torch, name)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,7 @@ import numpy as np
 from .config import RunConfig
 from .io import DirLock, fingerprint, read_json, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_curve
-from .runner import apply_threads, as_prompted, eval_problems, policy_adapter, system_prompt
+from .runner import apply_threads, as_prompted, eval_problems, policy_adapter, run_dtype, system_prompt
 from .starvation import degenerate_per_problem
 from .stats import mean_ci
 
@@ -47,7 +47,7 @@ CHUNK = 16  # problems per chunk file
 # arXiv 2605.07689 (small model, GSM8K): what the profile is set beside
 PAPER = {"degenerate_G4": 0.69, "measured_G2": 0.90, "iid_G2": 0.56}
 PROFILE_KEYS = ("policy", "task", "data", "eval_problems", "eval_samples", "eval_seed", "max_completion_length",
-                "backend", "smoke")
+                "backend", "smoke", "dtype")
 
 
 def profile_settings(cfg: RunConfig) -> dict:
@@ -98,7 +98,8 @@ def run_profile(out: Path, cfg: RunConfig | None, progress: bool = True, echo=pr
                 stored = RunConfig(**conf["settings"]).validate()
             except (KeyError, TypeError, ValueError) as e:
                 raise ValueError(f"{conf_path} is not a valid grpo-lab profile config ({e})") from None
-            if conf.get("fingerprint") != fingerprint(profile_settings(stored)):
+            known = set(conf["settings"])  # a field added to RunConfig since the profile started is not in it
+            if conf.get("fingerprint") != fingerprint({k: v for k, v in profile_settings(stored).items() if k in known}):
                 raise ValueError(f"{conf_path} was changed after the profile started; restore it or start anew")
             cfg, share = stored, conf.get("share", share)
         elif cfg is None:
@@ -123,8 +124,14 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
         echo(f"resuming: {n_chunks - len(todo)} of {n_chunks} chunks already sampled in {out}")
     weights = None
     if todo:
+        dtype = run_dtype(cfg, train=False)[0]
+        earlier = {ch.get("dtype", "float32") for ch in _chunks(out)}  # chunks from before issue 26 were float32
+        if earlier - {dtype}:
+            raise ValueError(f"{out} was sampled with dtype {', '.join(sorted(earlier))}, and this machine resolves "
+                             f"dtype={cfg.dtype or 'auto'} to {dtype}: a profile mixes no dtypes. Resume it where the "
+                             "dtype resolves the same, or start a new profile")
         t0 = time.perf_counter()
-        model, tok, info = policy_adapter(cfg).load(replace(cfg, lora_r=None))
+        model, tok, info = policy_adapter(cfg).load(cfg, lora=False, train=False)
         weights, load_s = info.weights, time.perf_counter() - t0
         prompted = as_prompted(tok, problems, system_prompt(cfg))
         bar = None
@@ -143,7 +150,7 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
             write_json_atomic(_chunk_path(out, i), dict(
                 chunk=i, correct=[int(sum(grade(c, p) for c in cs)) for cs, p in zip(comps, part)],
                 answers=[p.answer for p in part], example=[cs[0] for cs in comps], seconds=secs,
-                new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s))
+                new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s, dtype=info.dtype))
             if bar is not None:
                 bar.update(len(part))
         if bar is not None:
@@ -167,18 +174,23 @@ def _chunk_done(path: Path, echo) -> bool:
     return False
 
 
+def _chunks(out: Path) -> list[dict]:
+    return [read_json(p, "profile chunk") for p in sorted((Path(out) / "chunks").glob("[0-9]*.json"))]
+
+
 def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0.5) -> Path:
     """``profile.json``, ``profile.png`` and ``report.md`` from the chunks in ``out``."""
     from . import viz
 
     out = Path(out)
-    chunks = [read_json(p, "profile chunk") for p in sorted((out / "chunks").glob("[0-9]*.json"))]
+    chunks = _chunks(out)
     correct = [c for ch in chunks for c in ch["correct"]]
     n = cfg.eval_samples
     s = summarize(n, correct, share)
     secs = sum(ch["seconds"] for ch in chunks)
     tokens = sum(ch["new_tokens"] for ch in chunks)
     s.update(seconds=secs, new_tokens=tokens, threads=sorted({ch["threads"] for ch in chunks}),
+             dtype=sorted({ch.get("dtype", "float32") for ch in chunks}),
              weights=sorted({ch["weights"] for ch in chunks if ch.get("weights")}), settings=profile_settings(cfg))
     write_json_atomic(out / "profile.json", s)
     Gs = sorted(s["degenerate"])
@@ -198,7 +210,8 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
           "## Settings", "", "| setting | value |", "|---|---|"]
     md += [f"| {k} | {v} |" for k, v in profile_settings(cfg).items()]
     md += [f"| weights | {'; '.join(s['weights']) or 'n/a'} |",
-           f"| threads | {', '.join(map(str, s['threads']))} |", "",
+           f"| threads | {', '.join(map(str, s['threads']))} |",
+           f"| weights' dtype | {', '.join(s['dtype'])} |", "",
            "## What GRPO would see", "",
            f"- mean success rate p̄ = {s['mean_success']:.3f} over {s['n_problems']} problems, {n} samples each "
            f"(temperature 1); never solved: {s['never_solved']:.3f}; always solved: {s['always_solved']:.3f}",

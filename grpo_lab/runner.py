@@ -5,7 +5,7 @@
     config          the RunConfig, as a dict
     history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
-    train_seconds, backend, backend_why, weights, device, threads
+    train_seconds, backend, backend_why, weights, device, threads, dtype (the weights' dtype), dtype_why
     completions       training completions generated (with dynamic sampling, every round's)
     generated         completions, new tokens, groups, kept groups, rounds, generation batches, prompts skipped
     steps_done        optimizer steps taken (fewer than ``steps`` when ``budget_completions`` stopped the run)
@@ -212,29 +212,34 @@ def _checkpoint_step(workdir: Path) -> int | None:
 class LanguageModel:
     """The shipped tiny LM or any causal LM (directory / hub id), trained through TRL's GRPOTrainer."""
 
-    def load(self, cfg: RunConfig):
+    def load(self, cfg: RunConfig, lora: bool = True, train: bool = True):
+        """``(model, tokenizer, PolicyInfo)`` for ``cfg``; ``lora=False``: the bare starting weights (evaluation),
+        in the dtype a run of ``cfg`` trains in; ``train=False``: for sampling alone (profile)."""
         from .policy import apply_unsloth_environment, choose_backend, load_policy, unsloth_environment
 
         backend, _ = choose_backend(cfg.backend)
         if backend == "unsloth":
             apply_unsloth_environment(unsloth_environment(cfg.unsloth_compile, cfg.unsloth_cache))
-        return load_policy(cfg.policy, backend=cfg.backend, lora_r=cfg.lora_r,
-                           lora_alpha=cfg.lora_alpha or (2 * cfg.lora_r if cfg.lora_r else None),
-                           max_seq_length=1024, seed=cfg.seed,
+        lora_r = cfg.lora_r if lora else None
+        return load_policy(cfg.policy, backend=cfg.backend, lora_r=lora_r,
+                           lora_alpha=cfg.lora_alpha or (2 * lora_r if lora_r else None),
+                           max_seq_length=1024, seed=cfg.seed, dtype=run_dtype(cfg, train)[0],
                            fast_inference=use_fast_inference(cfg.fast_inference, backend, _vllm_installed()))
 
     def trainer_settings(self, cfg: RunConfig) -> dict:
-        """The effective trainer settings a run of ``cfg`` will train with (the per-run seed aside)."""
+        """The effective trainer settings a run of ``cfg`` will train with (the per-run seed aside), and the
+        weights' dtype it resolves to here (``model_dtype``: a resume on a machine that resolves ``auto``
+        otherwise is refused, naming it)."""
         import tempfile
 
-        return trainer_settings(grpo_args(cfg, tempfile.gettempdir()))
+        return {**trainer_settings(grpo_args(cfg, tempfile.gettempdir())), "model_dtype": run_dtype(cfg)[0]}
 
     def evaluate_start(self, cfg: RunConfig) -> dict:
-        model, tok, info = self.load(replace(cfg, lora_r=None))
+        model, tok, info = self.load(cfg, lora=False)
         system = system_prompt(cfg)
         ev = evaluate(model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples, cfg.eval_seed,
                       cfg.max_completion_length, batch_size=_eval_batch(system))
-        ev["weights"] = info.weights
+        ev["weights"], ev["dtype"] = info.weights, info.dtype
         return ev
 
     def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
@@ -264,7 +269,7 @@ class LanguageModel:
             loss_fn=loss_fn, sampling=cfg.sampling, max_generation_rounds=cfg.max_generation_rounds,
             on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=group_filter)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
-        settings = trainer_settings(trainer.args)
+        settings = {**trainer_settings(trainer.args), "model_dtype": run_dtype(cfg)[0]}
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
         train_s = time.perf_counter() - t0
@@ -273,7 +278,8 @@ class LanguageModel:
                    completions=trainer.generated["completions"], generated=dict(trainer.generated),
                    steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
-                   threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings)
+                   threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
+                   dtype=info.dtype, dtype_why=run_dtype(cfg)[1])
         if evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
@@ -288,10 +294,10 @@ class LanguageModel:
 class TinyLM(LanguageModel):
     """The shipped warm-started tiny LM (0.34M parameters, arithmetic): full fine-tuning on a CPU."""
 
-    def load(self, cfg: RunConfig):
+    def load(self, cfg: RunConfig, lora: bool = True, train: bool = True):
         from .policy import load_policy
 
-        return load_policy("tiny-lm", backend="transformers", lora_r=None)
+        return load_policy("tiny-lm", backend="transformers", lora_r=None, dtype=run_dtype(cfg, train)[0])
 
 
 @register_policy("tabular")
@@ -337,6 +343,15 @@ class Tabular:
                     backend_why="policy='tabular'", device="cpu", resumed_from_step=None,
                     eval=dict(greedy=None, greedy_by_level={}, n_samples=None,
                               pass_at_k={int(k): float(np.mean(1 - (1 - pf) ** k)) for k in KS}))
+
+
+def run_dtype(cfg: RunConfig, train: bool = True) -> tuple[str, str]:
+    """``(dtype, why)`` of a run's weights (:func:`grpo_lab.policy.resolve_dtype` on ``cfg``): the same for its
+    start evaluation and its training, so that both measure one model; ``train=False`` for sampling alone
+    (``grpo-lab profile``)."""
+    from .policy import resolve_dtype
+
+    return resolve_dtype(cfg.dtype, cfg.policy, cfg.lora_r, train=train)
 
 
 def _vllm_installed() -> bool:
@@ -450,7 +465,7 @@ def evaluate_start(cfg: RunConfig) -> dict:
     """The shared starting policy's evaluation (cached per evaluation setting)."""
     key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
                        if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
-                                "max_completion_length", "smoke", "backend")))
+                                "max_completion_length", "smoke", "backend", "dtype", "lora_r")))
     apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)

@@ -86,7 +86,8 @@ def test_interrupted_compare_resumes_and_never_leaves_a_report(tmp_path, monkeyp
     first = (run / "results" / "grpo-seed0.json").read_text()
 
     assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
-    assert calls[2:] == [("grpo", 1), ("sign", 0), ("sign", 1)]  # only the missing runs
+    # only the missing runs, seed by seed (every method of a seed before the next seed)
+    assert calls[:2] == [("grpo", 0), ("sign", 0)] and calls[2:] == [("sign", 0), ("grpo", 1), ("sign", 1)]
     assert (run / "results" / "grpo-seed0.json").read_text() == first
     report = (run / "report.md").read_text()
     assert "| grpo | 2 |" in report and "| sign | 2 |" in report

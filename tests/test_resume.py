@@ -231,3 +231,34 @@ def test_an_empty_start_or_eval_is_redone_not_a_traceback(finished, tmp_path, ca
     out = capsys.readouterr().out
     assert "not a starting-policy evaluation" in out and "is incomplete" in out
     assert (run / "report.md").is_file() and any(p.name.startswith(res.name + ".rejected-") for p in res.parent.iterdir())
+
+
+def test_an_interim_report_shows_the_finished_runs_and_leaves_report_md_to_the_end(tmp_path, capsys):
+    """Issue 26: a long study is committed as it goes; ``--interim-report`` reports the finished runs without
+    training, under interim/, and says how many are missing and how to resume."""
+    import json
+
+    from grpo_lab.cli import main
+
+    assert main(["compare", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "1", "--prompts-per-step", "2",
+                 "-G", "2", "--eval-problems", "4", "--eval-samples", "2", "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    out = next(tmp_path.iterdir())
+    final = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    (out / "results" / "sign-seed1.json").unlink()  # as if the comparison were still running
+    capsys.readouterr()
+    assert main(["compare", "--interim-report", str(out)]) == 0
+    assert "interim" in capsys.readouterr().out
+    report = (out / "interim" / "report.md").read_text()
+    assert "Interim report" in report.splitlines()[2] and "3 of 4 runs finished" in report
+    assert "not yet: sign-seed1" in report and "--resume" in report
+    assert "| sign | 1 |" in report and "| grpo | 2 |" in report  # each method with the seeds it has
+    assert not (out / "report.md").exists()  # the final report is still only written by a finished comparison
+    assert (out / "interim" / "training.png").is_file() and (out / "interim" / "metrics.jsonl").is_file()
+    rows = [json.loads(x) for x in (out / "interim" / "metrics.jsonl").read_text().splitlines()]
+    assert {(r["estimator"], r["seed"]) for r in rows} == {("grpo", 0), ("grpo", 1), ("sign", 0)}
+    assert "| grpo | 2 |" in final  # the complete report had both seeds
+    with pytest.raises(SystemExit):
+        main(["compare", "--interim-report", str(out), "--steps", "3"])
+    assert "trains nothing" in capsys.readouterr().err

