@@ -8,8 +8,8 @@ or say what was running when you quote a figure (docs/benchmarks.md).
 
 1. **dtype** (one torch thread): float32 against bfloat16 weights (``RunConfig.dtype``), for
    - a whole GRPO step through TRL (single-digit sums, 2 prompts x G = 4, 32 new tokens, LoRA r = 16; the
-     mean of steps 2-4), and inside it the time in ``generate`` and in the backward pass; and the step as it
-     was before issue 26 (float32 weights, TRL's gradient checkpointing on) against today's default;
+     mean of steps 2-4), and inside it the time in ``generate`` and in the backward pass; and the step in
+     bfloat16 with TRL's gradient checkpointing (on by default) turned off;
    - an evaluation (``runner.evaluate``: 16 problems, greedy + 4 samples each) and profile sampling
      (``sample_completions`` at the profile's batch of 64);
    each beside the fraction of the matching dtype's practical peak it reaches (a 1024 x 1024 matmul on one
@@ -87,7 +87,7 @@ def timed_calls():
 
 @contextmanager
 def checkpointing(on: bool):
-    """TRL's gradient checkpointing forced on or off (grpo-lab turns it off on a CPU since issue 26)."""
+    """TRL's gradient checkpointing (its default: on) forced on or off."""
     import grpo_lab.runner as runner
 
     make = runner.grpo_args
@@ -104,7 +104,7 @@ def checkpointing(on: bool):
         runner.grpo_args = make
 
 
-def grpo_steps(dtype: str, steps: int = 4, ckpt: bool = False) -> dict:
+def grpo_steps(dtype: str, steps: int = 4, ckpt: bool = True) -> dict:
     """Mean step, generation and backward seconds over steps 2..``steps`` of a SmolLM2 GRPO run in ``dtype``,
     with or without gradient checkpointing."""
     from transformers import TrainerCallback
@@ -165,14 +165,14 @@ def dtype_section(flop_per_token: float) -> None:
     peak = {d: matmul_gflops(1, d) for d in ("float32", "bfloat16")}
     print(f"practical peak, 1 thread (1024^2 matmul): float32 {peak['float32']:.0f} GFLOP/s, bfloat16 "
           f"{peak['bfloat16']:.0f} GFLOP/s ({peak['bfloat16'] / peak['float32']:.1f}x)")
-    before = grpo_steps("float32", ckpt=True)  # what a step cost before issue 26
-    step = {d: grpo_steps(d) for d in ("float32", "bfloat16")}
+    step = {d: grpo_steps(d, ckpt=True) for d in ("float32", "bfloat16")}  # TRL's default: checkpointing on
+    no_ckpt = grpo_steps("bfloat16", ckpt=False)
     samp = {d: sampling(d) for d in ("float32", "bfloat16")}
     f, b = "float32", "bfloat16"
-    print(f"\nGRPO step before issue 26 (float32 weights, gradient checkpointing on): {before['t']:.2f} s "
-          f"(generation {before['generate']:.2f} s, backward {before['backward']:.2f} s); now (bfloat16, no "
-          f"checkpointing on a CPU): {step[b]['t']:.2f} s: {before['t'] / step[b]['t']:.2f}x faster; gradient "
-          f"checkpointing off alone (float32): {before['t'] / step[f]['t']:.2f}x")
+    print(f"\nGRPO step, float32 weights (grpo-lab's default) {step[f]['t']:.2f} s; bfloat16 weights "
+          f"{step[b]['t']:.2f} s ({step[f]['t'] / step[b]['t']:.2f}x); bfloat16 and TRL's gradient checkpointing off "
+          f"{no_ckpt['t']:.2f} s ({step[f]['t'] / no_ckpt['t']:.2f}x; backward {no_ckpt['backward']:.2f} s against "
+          f"{step[b]['backward']:.2f} s)")
 
     def frac(flop, secs, d):
         return flop / secs / 1e9 / peak[d]
@@ -195,8 +195,8 @@ def dtype_section(flop_per_token: float) -> None:
     step_flop = flop_per_token * 1e9 * step[f]["gen_tokens"] * (1 + 3)
     rows[0] = (rows[0][0], rows[0][1], rows[0][2], f"{frac(step_flop, step[f]['t'], f):.2f} / "
                                                     f"{frac(step_flop, step[b]['t'], b):.2f}")
-    print(f"\nweights as loaded: {step[f]['dtype']} / {step[b]['dtype']}; training under bf16 autocast in both, "
-          "no gradient checkpointing")
+    print(f"\nweights as loaded: {step[f]['dtype']} / {step[b]['dtype']}; training under bf16 autocast and TRL's "
+          "gradient checkpointing in both")
     print("| what | float32 s | bfloat16 s | ratio (float32 / bfloat16) | fraction of its dtype's peak (f32 / bf16) |")
     print("|---|---|---|---|---|")
     for name, sf, sb, fr in rows:

@@ -31,7 +31,7 @@ from transformers.utils import logging as hf_logging
 
 from grpo_lab import checks, viz
 from grpo_lab.compare import load_results, open_comparison, run_comparison
-from grpo_lab.config import PAPER_PROTOCOL, cpu_real, gsm8k_config, smoke
+from grpo_lab.config import PAPER_PROTOCOL, cpu_real, gsm8k_config, smoke, smollm2_study  # noqa: F401 (the settings cell)
 from grpo_lab.io import DRIVE, display_path, results_home
 from grpo_lab.passk import pass_at_k_of
 from grpo_lab.policy import choose_backend, smollm2_gguf
@@ -52,7 +52,10 @@ print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend
 # Qwen instruct model in 4-bit with LoRA r = 16, G = 4, 4 prompts per step, 250 steps,
 # 320 new tokens, the whole test split with 8 samples per problem, a checkpoint every 25
 # steps. Change the estimator or the seed to add a run to the same comparison; change
-# anything else and the results go to a separate comparison.
+# anything else and the results go to a separate comparison. Notebook 10's real-model study runs here
+# larger on a GPU from its preset: `CFG = smollm2_study(estimator="sign", steps=200, prompts_per_step=8,
+# eval_problems=500, policy="HuggingFaceTB/SmolLM2-135M-Instruct")` (the hub's bf16 weights on Colab;
+# `learning_rate=3e-4` for the study's second rate), with its run time estimated below like any setting.
 
 # %%
 CFG = gsm8k_config(estimator="sign", seed=0)  # e.g. estimator="grpo", steps=100, eval_problems=200

@@ -175,7 +175,7 @@ def _compare(a) -> int:
             estimators = [m for m in estimators if parse_method(m)["sampling"] == "none" and
                           not parse_method(m)["skip_prob"]]
         out = new_run_dir(a.out)
-        conf = write_config(out, estimators, seeds, base, command=command_line())
+        conf = write_config(out, estimators, seeds, base, command=command_line(), quick=a.quick)
         conf["base"] = base
     n = len(conf["estimators"]) * len(conf["seeds"])
     print(f"grpo-lab compare: {n} runs ({', '.join(conf['estimators'])} x seeds {conf['seeds']}) -> {out}")

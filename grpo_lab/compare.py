@@ -62,7 +62,8 @@ def _versions() -> dict:
     return out
 
 
-def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None) -> dict:
+def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None,
+                 quick: bool = False) -> dict:
     if not list(estimators) or not list(seeds):
         raise ValueError("a comparison needs at least one estimator and one seed")
     for m in estimators:  # an unreadable method name fails here, before anything is trained
@@ -75,6 +76,7 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
         raise ValueError(f"eval_samples ({base.eval_samples}) must be at least the group size ({base.group_size}): "
                          "the report estimates the degenerate fraction at G from the evaluation's samples")
     conf = dict(estimators=list(estimators), seeds=[int(s) for s in seeds], base=asdict(base), command=command,
+                quick=bool(quick),
                 versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"),
                 fingerprint=fingerprint(shared_settings(base)),
                 settings_at_start=shared_settings(base))  # to name what an edit changed
@@ -324,7 +326,8 @@ def _trainer_line(results: dict, recorded: dict | None) -> str:
     diffs = sorted({d.split(":")[0] for r in runs for d in differing_keys(recorded, r["trainer_settings"])})
     if diffs:
         return f"**differ between runs in: {', '.join(diffs)}**"
-    return (f"identical in every run ({len(recorded)} GRPOConfig fields, seed aside; optimizer {recorded.get('optim')}, "
+    return (f"identical in every run ({len(recorded)} settings: GRPOConfig's fields and the weights' dtype, seed aside; "
+            f"optimizer {recorded.get('optim')}, "
             f"beta {recorded.get('beta')}, loss_type {recorded.get('loss_type')}; all in config.json)")
 
 
@@ -354,6 +357,57 @@ def _read_jsonl(path: Path) -> list[dict]:
 def _passk(result: dict) -> dict:
     ev = result["eval"]
     return {int(k): v for k, v in ev["pass_at_k"].items()} if "pass_at_k" in ev else pass_at_k_of(ev, KS)
+
+
+# Settings a run's report leaves out when they cannot have acted on it (issue 27): the Unsloth backend's own fields
+# on another backend, and dynamic sampling's on a comparison where no method samples dynamically.
+UNSLOTH_ONLY = ("unsloth_compile", "unsloth_cache", "fast_inference")
+DYNAMIC_ONLY = ("max_generation_rounds", "on_exhausted")
+
+
+def unused_settings(base: RunConfig, methods, backends) -> list[str]:
+    """The settings of ``base`` that did not act on any run: Unsloth's fields where no run used Unsloth, dynamic
+    sampling's where no method samples dynamically, LoRA's on a fully fine-tuned or tabular policy."""
+    out = [] if "unsloth" in backends else list(UNSLOTH_ONLY)
+    if not any(parse_method(m)["sampling"] == "dynamic" for m in methods):
+        out += DYNAMIC_ONLY
+    if base.lora_r is None or base.policy in ("tiny-lm", "tabular"):
+        out += ["lora_r", "lora_alpha"]
+    return out
+
+
+def verdict_lines(table: list[dict], start: dict, keys=(("greedy", "greedy accuracy"), ("pass@1", "pass@1"))) -> list:
+    """The report's opening sentences, from the intervals alone (the wording of the README's verdicts): for each
+    metric, which methods moved from the start (a 95% t-interval over seeds wholly above or below it) and which
+    pairs of methods are apart (intervals that do not overlap; no correction for multiplicity)."""
+    from .stats import separated
+
+    out = []
+    for key, name in keys:
+        rows = [r for r in table if r.get(key) and all(v is not None for v in r[key])]
+        if key not in start or start[key] is None or not rows:
+            continue
+        s0 = start[key]
+        up, down, same = [], [], []
+        for r in rows:
+            m, lo, hi = mean_ci(r[key])
+            (same if len(r[key]) < 2 else up if lo > s0 else down if hi < s0 else same).append(
+                f"{r['estimator']} {m:.3f}")
+        words = [f"**{name}** from {s0:.3f}:"]
+        words += [f"up for {', '.join(up)};"] if up else []
+        words += [f"down for {', '.join(down)};"] if down else []
+        words += [f"no detectable change for {', '.join(same)};"] if same else []
+        names = [r["estimator"] for r in rows]
+        apart = [f"{a['estimator']} above {b['estimator']}" for a in rows for b in rows
+                 if a is not b and separated(a[key], b[key]) == "a"]
+        n_pairs = len(names) * (len(names) - 1) // 2
+        if n_pairs:
+            words.append(f"methods apart ({n_pairs} pair{'s' if n_pairs > 1 else ''}): "
+                         + (", ".join(apart) if apart else "none") + ".")
+        else:
+            words[-1] = words[-1].rstrip(";") + "."
+        out.append(" ".join(words))
+    return out
 
 
 def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
@@ -395,12 +449,14 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
     budget = f"budget {base.budget_completions} completions" if base.budget_completions else f"{base.steps} steps"
     setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {budget}, "
                f"{n_seeds} seed{'s' if n_seeds > 1 else ''}")
-    figs = {"training.png": viz.starvation_curves(histories, title=f"Training batches ({setting}); "
-                                                                   "moving average over 10 steps")}
+    steps_min = min(len(h) for hs in histories.values() for h in hs)
+    window = max(1, min(10, steps_min // 4))  # never longer than a quarter of the shortest run
+    smooth = f"moving average over {window} steps" if window > 1 else "per step, not smoothed"
+    figs = {"training.png": viz.starvation_curves(histories, window=window,
+                                                  title=f"Training batches ({setting}); {smooth}")}
     if all(any("sampling/completions_total" in row for row in h) for hs in histories.values() for h in hs):
         figs["training_by_completions.png"] = viz.starvation_curves(
-            histories, x="completions", title=f"The same against generation cost ({setting}); moving average over "
-                                              "10 steps")
+            histories, x="completions", window=window, title=f"The same against generation cost ({setting}); {smooth}")
     start_pk = pass_at_k_of(start, KS)
     ks = [k for k in KS if k in start_pk]
     curves = {"start": [start_pk[k] for k in ks]}
@@ -431,11 +487,27 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
         md += [f"**Interim report ({time.strftime('%Y-%m-%d %H:%M')}): {done} of {total} runs finished**; not yet: "
                f"{', '.join(missing) or 'none'}. Resume with `grpo-lab compare --resume {display_path(out)}`; the "
                "final `report.md` appears beside `results/` when every run has finished.", ""]
+    if conf.get("quick"):
+        md += [f"**A smoke run (`--quick`)**: {base.steps} steps, {len(conf['seeds'])} seeds, {base.eval_problems} "
+               "held-out problems. It shows that the pipeline runs end to end; its numbers are too few to measure "
+               "anything. Drop `--quick` for the real comparison.", ""]
+    start_row = {"greedy": start.get("greedy") if has_greedy else None, "pass@1": pass_at_k_of(start, KS).get(1)}
+    n_min = min(len(runs) for runs in results.values())
+    md += ["## Verdict", ""]
+    if n_min < 2:
+        md += ["One seed per method: no intervals, so no verdict. Rerun with at least 2 seeds.", ""]
+    else:
+        md += [f"- {line}" for line in verdict_lines(summary_table(results), start_row)]
+        md += [f"- Compared {_budget_phrase(base)}; {n_min}"
+               f"{'' if n_min == max(len(r) for r in results.values()) else '+'} seeds per method. \"Up\", "
+               "\"down\" and \"apart\" only where 95% t-intervals over seeds do not overlap; with few seeds most "
+               "differences are not detectable, which is not the same as no difference.", ""]
     md += [f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
           "## Settings (the same for every run)", "",
           "| setting | value |", "|---|---|"]
+    hidden = unused_settings(base, conf["estimators"], {r.get("backend") for rs in results.values() for r in rs})
     for k, val in asdict(base).items():
-        if k not in PER_RUN:
+        if k not in PER_RUN and k not in hidden:
             md.append(f"| {k} | {val} |")
     md += [f"| methods | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
            "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
@@ -449,7 +521,7 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
            f"| weights' dtype | {_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
            "autocast) |",
            f"| trainer settings | {_trainer_line(results, read_json(out / 'config.json').get('trainer_settings'))} |",
-           "",
+           "", *([f"Not listed, since they acted on no run here: {', '.join(hidden)}.", ""] if hidden else []),
            "## Starting point (shared by every run)", ""]
     if has_greedy:
         md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "

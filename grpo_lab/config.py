@@ -246,6 +246,19 @@ def cpu_real(cfg: RunConfig) -> RunConfig:
                    smoke=False, save_steps=1, backend="transformers")
 
 
+SINGLE_DIGIT_SUMS = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1"
+
+
+def smollm2_study(**overrides) -> RunConfig:
+    """The real-model study's settings (issue 26, notebook 10, ``docs/results/smollm2-study-*``): SmolLM2-135M-Instruct
+    with LoRA r = 16 on single-digit sums, 16 steps of 2 prompts x G = 4, 32 new tokens, 32 held-out problems x 8
+    samples. On a GPU (notebook 06's settings cell) the same study runs larger, e.g. ``smollm2_study(steps=200,
+    prompts_per_step=8, eval_problems=500)``; the learning rates compared were 1e-4 and 3e-4."""
+    base = dict(policy="smollm2", task=SINGLE_DIGIT_SUMS, steps=16, prompts_per_step=2, group_size=4,
+                max_completion_length=32, lora_r=16, learning_rate=1e-4, eval_problems=32, eval_samples=8)
+    return RunConfig(**{**base, **overrides})
+
+
 def smoke(cfg: RunConfig) -> RunConfig:
     """The CPU smoke version of a GSM8K config: tiny LM, synthetic problems, a few steps, the same code path."""
     return replace(cfg, policy="tiny-lm", steps=3, prompts_per_step=4, max_completion_length=8, train_problems=32,

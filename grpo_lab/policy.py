@@ -298,13 +298,14 @@ def cpu_has_bf16() -> bool | None:
 
 def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train: bool = True,
                   cuda: bool | None = None, bf16: bool | None = None) -> tuple[str, str]:
-    """``(dtype, why)``: the weights' dtype a run loads its policy in, "float32" or "bfloat16" (issue 26).
+    """``(dtype, why)``: the weights' dtype a run loads its policy in, "float32", "bfloat16" or "default" (issue 26).
 
-    - ``None`` (the default): float32 on a CPU; on a GPU ``"default"``, the loader's own choice as before issue 26
-      (transformers: the checkpoint's dtype; Unsloth: bf16 where supported, else fp16). Measured on a 2-core AVX-512 BF16 CPU (docs/benchmarks.md), bfloat16
-      weights sample 1.3x faster but leave a SmolLM2 GRPO step as slow as float32 (its time goes to per-call
-      overhead of LoRA's small matmuls and to TRL's float32 log-prob kernel, not to the base weights), and
-      whether bf16 runs learn like float32 ones is not yet measured; so nothing changes unless asked;
+    - ``None`` (the default): float32 on a CPU; on a GPU ``"default"``, the loader's own choice as before issue
+      26 (transformers: the checkpoint's dtype; Unsloth: bf16 where supported, else fp16). Measured on a 2-core
+      AVX-512 BF16 CPU (docs/benchmarks.md), bfloat16 weights sample 1.3x faster but leave a SmolLM2 GRPO step
+      as slow as float32 (its time goes to per-call overhead of LoRA's small matmuls and to TRL's float32
+      log-prob kernel, not to the base weights), and whether bf16 runs learn like float32 ones is not yet
+      measured; so nothing changes unless asked;
     - ``"auto"``: bfloat16 where the device computes in it natively (a CUDA GPU with bf16, a CPU with AVX-512
       BF16 / AMX / Arm BF16: :func:`cpu_has_bf16`) and the weights are frozen under LoRA; else float32, saying why;
     - ``"bfloat16"``: bfloat16, or an error naming the reason it cannot run here (never a silent fall back):

@@ -128,7 +128,7 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
         earlier = {ch.get("dtype", "float32") for ch in _chunks(out)}  # chunks from before issue 26 were float32
         if earlier - {dtype}:
             raise ValueError(f"{out} was sampled with dtype {', '.join(sorted(earlier))}, and this machine resolves "
-                             f"dtype={cfg.dtype or 'auto'} to {dtype}: a profile mixes no dtypes. Resume it where the "
+                             f"dtype={cfg.dtype} to {dtype}: a profile mixes no dtypes. Resume it where the "
                              "dtype resolves the same, or start a new profile")
         t0 = time.perf_counter()
         model, tok, info = policy_adapter(cfg).load(cfg, lora=False, train=False)

@@ -386,6 +386,10 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
         n = len(rows)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if x == "step":
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no tick at 2.5
     if clip is not None:
         ax.set_ylim(clip[0], clip[1] + 0.02)
     _band_note(ax, n)

@@ -1,6 +1,7 @@
 """Export the real-model study's comparisons for notebook 10 (shipped in the package).
 
     python scripts/export_study.py docs/results/smollm2-study-lr1e-4 docs/results/smollm2-study-lr3e-4 [...]
+    python scripts/export_study.py --out FILE DIR [...]    # elsewhere than grpo_lab/data/smollm2_study.json
 
 Writes grpo_lab/data/smollm2_study.json: for each comparison directory (finished runs only, so an
 interim export of a study still running is possible and says how many seeds each cell has), its
@@ -20,6 +21,7 @@ from grpo_lab.runner import KS
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "grpo_lab" / "data" / "smollm2_study.json"
+HISTORY = ("step", "reward", "starvation/acr", "starvation/all_fail", "starvation/all_pass", "sampling/completions_total")
 
 
 def finished(run: Path, conf: dict) -> dict:
@@ -40,15 +42,15 @@ def seed_row(r: dict) -> dict:
                 pass_at_k={int(k): v for k, v in ev["pass_at_k"].items()},
                 steps=r.get("steps_done", len(hist)), completions=r.get("completions"),
                 train_seconds=r.get("train_seconds"), eval_seconds=r.get("eval_seconds"), dtype=r.get("dtype"),
-                all_fail=[h.get("starvation/all_fail") for h in hist], all_pass=[h.get("starvation/all_pass") for h in hist],
-                completions_total=[h.get("sampling/completions_total") for h in hist])
+                history=[{k: h[k] for k in HISTORY if k in h} for h in hist])
 
 
 def export(run: Path) -> dict:
     conf = read_config(run)
     base = conf["base"]
     start = read_json(run / "start.json", "start evaluation")
-    return dict(command=conf.get("command"), created=conf.get("created"), directory=str(run.relative_to(ROOT)),
+    return dict(command=conf.get("command"), created=conf.get("created"),
+                directory=str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else run.name,
                 learning_rate=base.learning_rate, steps=base.steps, prompts_per_step=base.prompts_per_step,
                 group_size=base.group_size, task=base.task, max_completion_length=base.max_completion_length,
                 eval_problems=base.eval_problems, eval_samples=base.eval_samples, dtype=base.dtype,
@@ -59,14 +61,17 @@ def export(run: Path) -> dict:
 
 
 def main(argv) -> int:
+    out = OUT
+    if argv[:1] == ["--out"]:
+        out, argv = Path(argv[1]), argv[2:]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
     data = {Path(a).name: export(Path(a).resolve()) for a in argv}
-    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     for name, d in data.items():
         print(f"{name}: " + ", ".join(f"{m} {len(v)} seeds" for m, v in d["methods"].items()))
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    print(f"wrote {out}")
     return 0
 
 

@@ -24,7 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 MAIN = RESULTS / "lr1e-4" / "report.md"
 MARKERS = {"excerpt": ("<!-- report-excerpt:begin -->", "<!-- report-excerpt:end -->"),
-           "verdicts": ("<!-- verdicts:begin -->", "<!-- verdicts:end -->")}
+           "verdicts": ("<!-- verdicts:begin -->", "<!-- verdicts:end -->"),
+           "study": ("<!-- study-verdicts:begin -->", "<!-- study-verdicts:end -->")}
+STUDY = "smollm2-study-lr*"  # the real-model study (issue 26): one comparison per learning rate
+PAPER = ("arXiv 2605.07689 (a small model on GSM8K, G = 4, 7 seeds): Sign 73.8% against normalised group-mean "
+         "Dr.GRPO 28.4%, with the learning rate not controlled across methods")
 CELL = re.compile(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
 
 
@@ -95,9 +99,77 @@ def comparisons():
     return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:4])]
 
 
+def seeds_needed(a, b) -> int:
+    """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
+    ``mean(a) - mean(b)``, from the pooled seed-to-seed variance (the arithmetic of notebooks 09 and 10)."""
+    import numpy as np
+
+    sd2 = (np.var(a, ddof=1) + np.var(b, ddof=1)) / 2
+    diff = max(abs(float(np.mean(a)) - float(np.mean(b))), 1e-3)
+    return int(np.ceil(2 * (1.96 + 0.84) ** 2 * sd2 / diff ** 2))
+
+
+def study_verdicts() -> str:
+    """The real-model study's lines, in words, beside the paper's claim: per learning rate, each method's held-out
+    greedy accuracy and pass@1 against the start and against GRPO (apart only where 95% t-intervals over seeds do
+    not overlap), the seeds a measured Sign - GRPO difference would need, and each method at its own best rate.
+    Read from the finished runs of each ``docs/results/smollm2-study-lr*`` comparison (an interim study says so)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from grpo_lab.compare import load_results, read_config
+    from grpo_lab.io import read_json
+    from grpo_lab.stats import fmt_ci, mean_ci, separated
+
+    dirs = sorted(RESULTS.glob(STUDY), key=lambda d: read_config(d)["base"].learning_rate)
+    if not dirs:
+        return "- (the study has not started)"
+    val = {}
+    lines = []
+    for d in dirs:
+        conf = read_config(d)
+        base, res = conf["base"], load_results(d, conf, partial=True)
+        lr = base.learning_rate
+        start = read_json(d / "start.json")
+        g = {m: [r["eval"]["greedy"] for r in rs] for m, rs in res.items()}
+        p1 = {m: [r["eval"]["pass_at_k"]["1"] for r in rs] for m, rs in res.items()}
+        val[lr] = g
+        n = sorted({len(v) for v in g.values()})
+        done, total = sum(map(len, g.values())), len(conf["estimators"]) * len(conf["seeds"])
+        state = "" if done == total else f" (interim: {done} of {total} runs)"
+        words = []
+        for m in g:
+            up = "up" if mean_ci(g[m])[1] > start["greedy"] else "down" if mean_ci(g[m])[2] < start["greedy"] else "no detectable change"
+            words.append(f"{m} {fmt_ci(g[m])} ({up})")
+        apart = [f"{a} above {b}" for a in g for b in g if a != b and separated(g[a], g[b]) == "a"]
+        line = (f"- **SmolLM2, lr {('%.0e' % lr).replace('e-0', 'e-')}, {base.steps} steps of {base.prompts_per_step} "
+                f"prompts × G = {base.group_size}, {'/'.join(map(str, n))} seeds{state}**: greedy accuracy "
+                f"{start['greedy']:.3f} → " + ", ".join(words) + "; pass@1 " + f"{start['pass_at_k']['1']:.3f} → "
+                + ", ".join(f"{m} {fmt_ci(v)}" for m, v in p1.items())
+                + "; methods apart on greedy accuracy: " + (", ".join(apart) if apart else "none"))
+        if "sign" in g and "grpo" in g and min(len(g["sign"]), len(g["grpo"])) >= 2:
+            diff = np.mean(g["sign"]) - np.mean(g["grpo"])
+            line += (f"; sign − grpo {diff:+.3f}" + ("" if separated(g["sign"], g["grpo"]) else
+                     f", not separated: about {seeds_needed(g['sign'], g['grpo'])} seeds per method would resolve a "
+                     "difference that size"))
+        lines.append(line + ".")
+    common = [m for m in val[min(val)] if all(m in v and len(v[m]) >= 2 for v in val.values())]
+    if len(val) > 1 and common:
+        best = {m: max(val, key=lambda lr: np.mean(val[lr][m])) for m in common}
+        ref = val[best["grpo"]]["grpo"] if "grpo" in best else None
+        said = [f"{m} {fmt_ci(val[best[m]][m])} at lr {best[m]:g}" for m in common]
+        ahead = [m for m in common if m != "grpo" and ref is not None and separated(val[best[m]][m], ref) == "a"]
+        behind = [m for m in common if m != "grpo" and ref is not None and separated(val[best[m]][m], ref) == "b"]
+        lines.append("- **Each method at its own best learning rate** (greedy accuracy): " + ", ".join(said)
+                     + "; against grpo at its best: " + (f"ahead: {', '.join(ahead)}" if ahead else "none ahead")
+                     + (f"; behind: {', '.join(behind)}" if behind else "") + f". Beside {PAPER}.")
+    return "\n".join(lines)
+
+
 def render(readme: str) -> str:
     blocks = {"excerpt": excerpt(MAIN.read_text()),
-              "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons())}
+              "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons()),
+              "study": study_verdicts()}
     for key, (begin, end) in MARKERS.items():
         a, b = readme.index(begin) + len(begin), readme.index(end)
         readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]

@@ -42,6 +42,27 @@ def test_compare_quick_end_to_end(tmp_path):
         line = next(x for x in report.splitlines() if x.startswith(f"| {est} |"))
         assert re.search(rf"\| {m:.3f} \[", line), line
     assert "| learning_rate | 0.0001 |" in report and "(all-fail" in report
+    # issue 27: what it found comes first, a smoke run says so at once, and settings that acted on no run are not
+    # listed as if they had (a CPU tiny-LM run has no Unsloth backend and no dynamic sampling)
+    head = report.split("## Settings")[0]
+    assert "smoke run (`--quick`)" in head.splitlines()[2] and "## Verdict" in head
+    assert re.search(r"\*\*pass@1\*\* from [0-9.]+: .*(up for|down for|no detectable change for) ", head)
+    assert "methods apart (1 pair)" in head
+    settings = report.split("## Settings")[1].split("## Starting point")[0]
+    for hidden in ("unsloth_compile", "unsloth_cache", "fast_inference", "max_generation_rounds", "lora_r"):
+        assert f"| {hidden} |" not in settings, hidden
+    assert "acted on no run here: unsloth_compile" in settings
+
+
+def test_verdict_lines_follow_the_intervals():
+    from grpo_lab.compare import verdict_lines
+
+    table = [dict(estimator="a", greedy=[0.6, 0.62, 0.61]), dict(estimator="b", greedy=[0.30, 0.31, 0.29]),
+             dict(estimator="c", greedy=[0.1, 0.9, 0.5])]
+    (line,) = verdict_lines(table, {"greedy": 0.4}, keys=(("greedy", "greedy accuracy"),))
+    assert "up for a 0.610" in line and "down for b 0.300" in line and "no detectable change for c 0.500" in line
+    assert "methods apart (3 pairs): a above b." in line  # c's interval overlaps both
+    assert verdict_lines([dict(estimator="a", greedy=[None])], {"greedy": 0.4}) == []  # nothing to say
 
 
 def test_dapo_is_dynamic_sampling_and_the_report_shows_its_cost(tmp_path):
