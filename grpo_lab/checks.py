@@ -330,7 +330,13 @@ def check_group_filter(fn) -> None:
         rewards = torch.tensor(r, dtype=torch.float32)
         want = filter_groups(rewards, G).keep.tolist()
         got = fn(rewards.clone(), G)
-        got = got.tolist() if hasattr(got, "tolist") else list(got)
+        got = got.tolist() if hasattr(got, "tolist") else got
+        if not isinstance(got, (list, tuple)):  # one bool for the whole batch, e.g. rewards.std() > 0
+            raise AssertionError(f"rewards {r} with G={G}: expected one verdict per group, a sequence of "
+                                 f"{len(want)} bools (shape ({len(want)},): the rewards reshaped to "
+                                 f"({len(want)}, {G}), one answer per row); your function returned a single "
+                                 f"{type(got).__name__} ({got!r}) for the whole batch")
+        got = list(got)
         if len(got) != len(want):
             raise AssertionError(f"rewards {r} with G={G}: expected one verdict per group ({len(want)}), got "
                                  f"{len(got)}")

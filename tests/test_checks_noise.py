@@ -70,3 +70,18 @@ def test_group_filter_names_the_binary_only_shortcut():
     with pytest.raises(AssertionError, match="counting right answers works for 0/1 rewards only"):
         checks.check_group_filter(lambda r, G: (torch.as_tensor(r).view(-1, G).sum(1) > 0)
                                   & (torch.as_tensor(r).view(-1, G).sum(1) < G))
+
+
+@pytest.mark.parametrize("wrong", [lambda r, G: r.std() > 0, lambda r, G: bool(r.std() > 0), lambda r, G: 1.0],
+                         ids=["tensor bool", "python bool", "a number"])
+def test_group_filter_names_the_shape_when_one_answer_comes_back_for_the_batch(wrong):
+    """Issue 27: ``rewards.std() > 0`` is one verdict for the whole batch; the check says what shape it expects
+    instead of failing inside checks.py with a TypeError."""
+    with pytest.raises(AssertionError, match=r"one verdict per group, a sequence of 4 bools \(shape \(4,\)") as e:
+        checks.check_group_filter(wrong)
+    assert "for the whole batch" in str(e.value)
+
+
+def test_group_filter_still_names_a_wrong_count():
+    with pytest.raises(AssertionError, match=r"expected one verdict per group \(4\), got 16"):
+        checks.check_group_filter(lambda r, G: [True] * len(r))
