@@ -351,6 +351,27 @@ def check_group_filter(fn) -> None:
     _ok("group filter", len(cases))
 
 
+def same_run(mine, reference, exact=("reward",), close=("grad_norm",), rtol: float = 1e-3, what: str = "your run") -> int:
+    """Step by step, ``mine`` and ``reference`` (two runs' histories) agree: the keys in ``exact`` equal, those in
+    ``close`` within ``rtol * (1 + |reference|)``. Otherwise an ``AssertionError`` that names the first step and
+    key that differ with both values (not two whole log rows). Returns the number of steps compared (notebooks
+    05 and 09 check the run that trained with the student's functions against the library's)."""
+    if len(mine) != len(reference):
+        raise AssertionError(f"{what} logged {len(mine)} steps, the library's {len(reference)}")
+    for a, b in zip(mine, reference):
+        step = b.get("step", "?")
+        for key in exact:
+            if a.get(key) != b.get(key):
+                raise AssertionError(f"{what} differs first at step {step}, {key}: yours {a.get(key)!r}, the "
+                                     f"library's {b.get(key)!r}")
+        for key in close:
+            x, y = a.get(key), b.get(key)
+            if x is None or y is None or abs(x - y) > rtol * (1 + abs(y)):
+                raise AssertionError(f"{what} differs first at step {step}, {key}: yours {x!r}, the library's "
+                                     f"{y!r} (allowed: {rtol:g} x (1 + |library's|))")
+    return len(reference)
+
+
 def student_function(namespace: dict, name: str, probe_call):
     """The student's function ``name`` from ``namespace`` (a notebook's ``globals()``), or None while it is not
     written (the lesson, which has no exercise cells) or still a stub (``NotImplementedError`` when probed with

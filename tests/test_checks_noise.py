@@ -85,3 +85,20 @@ def test_group_filter_names_the_shape_when_one_answer_comes_back_for_the_batch(w
 def test_group_filter_still_names_a_wrong_count():
     with pytest.raises(AssertionError, match=r"expected one verdict per group \(4\), got 16"):
         checks.check_group_filter(lambda r, G: [True] * len(r))
+
+
+def test_a_run_that_differs_is_named_by_its_first_step_and_key():
+    """Issue 27: a failed step-by-step comparison says where, not two whole log rows of 1,500 characters."""
+    ref = [{"step": 1, "reward": 0.5, "grad_norm": 1.0, "other": "x" * 1500},
+           {"step": 2, "reward": 0.25, "grad_norm": 2.0, "other": "x" * 1500}]
+    assert checks.same_run([dict(r) for r in ref], ref) == 2
+    bad = [dict(ref[0]), dict(ref[1], grad_norm=2.5)]
+    with pytest.raises(AssertionError) as e:
+        checks.same_run(bad, ref)
+    assert str(e.value).startswith("your run differs first at step 2, grad_norm: yours 2.5, the library's 2.0")
+    assert len(str(e.value)) < 200
+    with pytest.raises(AssertionError, match="step 1, reward: yours 0.0"):
+        checks.same_run([dict(ref[0], reward=0.0), ref[1]], ref)
+    with pytest.raises(AssertionError, match="logged 1 steps, the library's 2"):
+        checks.same_run(ref[:1], ref)
+    assert checks.same_run([dict(ref[0], grad_norm=1.0015), ref[1]], ref) == 2  # within 1e-3 x (1 + 1.0)
