@@ -351,6 +351,17 @@ for lr in LRS:
     print(f"lr={lr:g}")
     display(viz.level_bars(start["greedy_by_level"], after, n_seeds=len(SEEDS),
                            title=f"Greedy accuracy per level (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
+    for e, per_level in after.items():
+        moved = [f"level {lv} {start['greedy_by_level'][lv]:.2f} -> {m:.2f} [{lo:.2f}, {hi:.2f}] "
+                 f"({'up' if lo > start['greedy_by_level'][lv] else 'down'})"
+                 for lv, (m, lo, hi) in per_level.items()
+                 if lo > start["greedy_by_level"][lv] or hi < start["greedy_by_level"][lv]]
+        print(f"  {e}: levels whose interval lies wholly above or below the start: {'; '.join(moved) or 'none'}")
+
+# %% [markdown]
+# The lines under each figure name, in words, the levels whose 95% interval over seeds lies wholly above
+# or below the start, with the numbers: a bar that looks taller than the start's is a change only where
+# that line names it.
 
 # %% [markdown]
 # pass@k before and after (the unbiased estimator of notebook 07, `grpo_lab.passk.pass_at_k`,

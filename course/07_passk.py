@@ -100,6 +100,7 @@ for label, d in DATA.items():
     analysis[label] = (start, per_est)
     print(label)
     display(viz.passk_curves(KS, out, bands, n_seeds=len(next(iter(d["after"].values()))),
+                             band_kinds={"start": "95% bootstrap over problems"},
                              title=f"pass@k after 150 steps, {label} (tiny LM, G=4)"))
 
 # %% [markdown]

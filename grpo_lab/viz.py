@@ -75,12 +75,16 @@ def _note_zoom(ax, ylabel: str) -> None:
         ax.set_ylabel(f"{ylabel}\n(zoomed: axis starts at {lo:.3g})")
 
 
-def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds") -> None:
-    """Add a legend entry that says what the bands are; then draw the legend."""
+def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds", others: dict | None = None) -> None:
+    """Add a legend entry that says what the bands are (``others``: ``{label: what}`` for a series whose band is
+    another kind of interval); then draw the legend."""
     handles, labels = ax.get_legend_handles_labels()
+    for label, kind in (others or {}).items():
+        handles.append(Patch(color=style(label)["color"], alpha=BAND_ALPHA + 0.1, lw=0))
+        labels.append(f"{label} band: {kind}")
     if n_seeds is not None and n_seeds > 1:
         handles.append(Patch(color="0.5", alpha=BAND_ALPHA + 0.1, lw=0))
-        labels.append(f"band: {what} (n={n_seeds})")
+        labels.append(f"band{' (others)' if others else ''}: {what} (n={n_seeds})")
     elif n_seeds == 1:
         handles.append(Patch(color="none"))
         labels.append("one seed: no band")
@@ -295,10 +299,11 @@ def success_histograms(before, after: dict, bins: int = 20, title: str | None = 
 
 
 def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None = None,
-                 n_seeds: int | None = None) -> Figure:
+                 n_seeds: int | None = None, band_kinds: dict | None = None) -> Figure:
     """pass@k against k for several policies, with optional (lo, hi) bands clipped to [0, 1] (notebooks 04, 07).
 
-    ``n_seeds`` names what the bands are in the legend (a 95% t-interval over that many seeds).
+    ``n_seeds`` names what the bands are in the legend (a 95% t-interval over that many seeds); ``band_kinds``
+    ``{label: what}`` names another kind of band for some series (e.g. the start's bootstrap over problems).
     """
     fig, ax = _fig(title=title or "pass@k against k")
     for label in curves:
@@ -307,7 +312,8 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
         if bands and label in bands:
             _band(ax, ks, *bands[label], label)
     _log2_x(ax, ks, "k (samples per problem)", "pass@k")
-    _band_note(ax, n_seeds if bands else None)
+    kinds = {k: v for k, v in (band_kinds or {}).items() if bands and k in bands}
+    _band_note(ax, n_seeds if bands else None, others=kinds)
     return fig
 
 
