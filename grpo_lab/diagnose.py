@@ -51,6 +51,16 @@ class RunLog:
     def n_runs(self) -> int:
         return len({r.get("run") for r in self.rows})
 
+    def methods(self) -> dict:
+        """``{method: {run: [rows]}}`` for a log whose rows name their run (``<method>-seed<k>``: a comparison's
+        metrics.jsonl); empty otherwise. A comparison is read per method, never pooled across methods."""
+        out: dict = {}
+        for r in self.rows:
+            run = r.get("run")
+            if isinstance(run, str) and "-seed" in run:
+                out.setdefault(run.rsplit("-seed", 1)[0], {}).setdefault(run, []).append(r)
+        return out if len(out) > 0 and sum(len(v) for v in out.values()) == self.n_runs else {}
+
     def series(self, key: str):
         """``(steps, values)`` sorted by step; with several runs in one log, the mean over runs at each step."""
         by_step: dict = {}
@@ -272,22 +282,26 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     G = log.group_size or group_size
     if log.group_size and group_size and log.group_size != group_size:
         raise ValueError(f"--group-size {group_size} contradicts the log's histograms (G={log.group_size})")
-    figs = {"degenerate.png": viz.log_series(log, "degenerate", "degenerate fraction of groups"),
-            "reward.png": viz.log_series(log, "reward", "mean reward")}
+    methods = log.methods() if len(log.methods()) > 1 else {}
+    if methods:  # a comparison: one series per method in the project's colours, never one pooled curve
+        figs = method_figures(log, methods)
+    else:
+        figs = {"degenerate.png": viz.log_series(log, "degenerate", "degenerate fraction of groups"),
+                "reward.png": viz.log_series(log, "reward", "mean reward")}
     s_deg, deg = log.series("degenerate")
     s_rew, rew = log.series("reward")
-    runs = f" from {log.n_runs} runs (averaged per step)" if log.n_runs > 1 else ""
+    runs = (f" from {log.n_runs} runs of {len(methods)} methods (read per method)" if methods else
+            f" from {log.n_runs} runs (averaged per step)" if log.n_runs > 1 else "")
     md = [f"# Starvation report: `{log.source}`", "", f"Log kind: **{log.kind}**; {len(log.rows)} logged rows{runs}.",
           *[f"Note: {n}." for n in log.notes], *[f"**Warning:** {w}." for w in log.warnings], "", "## What this log can and cannot tell", "",
           *[f"- {c}" for c in capabilities(log)], "", "## Summary", ""]
-    if deg.size:
-        q = max(1, deg.size // 10)
-        md.append(f"- degenerate fraction: first 10% of steps {deg[:q].mean():.3f}, last 10% {deg[-q:].mean():.3f}, "
-                  f"whole run {deg.mean():.3f}")
-    if rew.size:
-        q = max(1, rew.size // 10)
-        md.append(f"- mean reward: first 10% of steps {rew[:q].mean():.3f}, last 10% {rew[-q:].mean():.3f}")
-    if log.kind == "grpo_lab":
+    if methods:
+        md += method_summary(methods)
+    if deg.size and not methods:
+        md.append(f"- degenerate fraction: {_first_last(deg)}, whole run {deg.mean():.3f}")
+    if rew.size and not methods:
+        md.append(f"- mean reward: {_first_last(rew)}")
+    if log.kind == "grpo_lab" and not methods:
         s_f, fail = log.series("all_fail")
         s_p, pas = log.series("all_pass")
         if fail.size:
@@ -302,9 +316,10 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     md.append("")
     if G and rew.size and deg.size and log.kind != "grpo_lab":
         q = max(1, min(deg.size, rew.size) // 10)
+        span = f"{q} step{'s' if q > 1 else ''}"
         md += ["## Implied per-prompt success distribution", ""]
-        for label, mu, d in (("start (first 10% of steps)", rew[:q].mean(), deg[:q].mean()),
-                             ("end (last 10% of steps)", rew[-q:].mean(), deg[-q:].mean())):
+        for label, mu, d in ((f"start (first 10% of steps: {span})", rew[:q].mean(), deg[:q].mean()),
+                             (f"end (last 10% of steps: {span})", rew[-q:].mean(), deg[-q:].mean())):
             a, b, why = implied_beta(float(mu), float(d), G)
             if why:
                 md.append(f"- {label}: cannot imply one: {why}")
@@ -319,6 +334,61 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
         fig.savefig(out / name)
         md.append(f"![{name[:-4]}]({name})")
     return write_text_atomic(out / "report.md", "\n".join(md) + "\n")
+
+
+def method_figures(log: RunLog, methods: dict) -> dict:
+    """``{file name: figure}`` for a comparison's log: the degenerate fraction and the mean reward per step, one
+    series per method (mean over its runs, 95% t-interval band over runs), in the project's colours."""
+    from . import viz
+
+    hist = {m: list(runs.values()) for m, runs in methods.items()}
+    return {name: viz.log_curves(hist, key, label, window=1, title=f"{label} per method, per step: {log.source.name}")
+            for name, key, label in (("degenerate.png", "degenerate", "degenerate fraction of groups"),
+                                     ("reward.png", "reward", "mean reward"))}
+
+
+FEW_STEPS = 5  # a "first"/"last" window of fewer logged steps than this is one noisy number, and says so
+
+
+def _first_last(values) -> str:
+    """"first k steps (10%) X, last k steps Y", naming k, and saying when k is too few steps to read a trend."""
+    v = np.asarray(values, dtype=float)
+    q = max(1, v.size // 10)
+    few = f" (only {q} step{'s' if q > 1 else ''} each: too few to read a trend)" if q < FEW_STEPS else ""
+    return (f"first {q} step{'s' if q > 1 else ''} (10% of {v.size}) {v[:q].mean():.3f}, last {q} "
+            f"{v[-q:].mean():.3f}{few}")
+
+
+def method_summary(methods: dict) -> list[str]:
+    """One table row per method of a comparison: runs, the degenerate fraction at the start and end of training
+    and over the whole run, all-fail and all-pass, each a mean over runs with a 95% t-interval over runs."""
+    from .stats import fmt_ci
+
+    md = ["| method | runs | steps | degenerate, first steps | degenerate, last steps | degenerate, whole run "
+          "| all-fail, run | all-pass, run |", "|---|---|---|---|---|---|---|---|"]
+    notes = set()
+    for m, runs in methods.items():
+        per_run = []
+        for rows in runs.values():
+            d = np.array([r["degenerate"] for r in sorted(rows, key=lambda r: r["step"] or 0)
+                          if r.get("degenerate") is not None], dtype=float)
+            q = max(1, d.size // 10)
+            notes.add(q)
+            fail = [r["all_fail"] for r in rows if r.get("all_fail") is not None]
+            pas = [r["all_pass"] for r in rows if r.get("all_pass") is not None]
+            per_run.append((d.size, d[:q].mean(), d[-q:].mean(), d.mean(), np.mean(fail) if fail else None,
+                            np.mean(pas) if pas else None))
+        cols = list(zip(*per_run))
+        steps = f"{min(cols[0])}" if min(cols[0]) == max(cols[0]) else f"{min(cols[0])}–{max(cols[0])}"
+        md.append(f"| {m} | {len(runs)} | {steps} | " + " | ".join(
+            fmt_ci([x for x in c if x is not None]) for c in cols[1:]) + " |")
+    q = max(notes)
+    span = f"{q}" if min(notes) == q else f"{min(notes)}–{q}"
+    md += ["", f"First and last steps: the first and last 10% of each run's logged steps ({span} step"
+           f"{'s' if q > 1 else ''})"
+           + (f"; with fewer than {FEW_STEPS} steps these are single noisy numbers, not a trend." if q < FEW_STEPS
+              else ".") + " Intervals: 95% t-interval over runs (seeds).", ""]
+    return md
 
 
 def _beta_cdf(x: float, a: float, b: float, n: int = 20000) -> float:

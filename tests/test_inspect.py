@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from trl import GRPOConfig, GRPOTrainer
 
 from grpo_lab import cli
-from grpo_lab.diagnose import LogFormatError, beta_degeneracy, implied_beta, read_log
+from grpo_lab.diagnose import LogFormatError, beta_degeneracy, implied_beta, inspect_run, read_log
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.trl import StarvationCallback, trainer_class
 from conftest import USE_CPU
@@ -112,3 +112,38 @@ def test_implied_beta_recovers_the_population(mu, kappa, G):
         assert a / (a + b) == pytest.approx(mu) and beta_degeneracy(mu, a + b, G) == pytest.approx(d, abs=1e-7)
     else:  # only when d is numerically at the i.i.d. value
         assert d - (mu**G + (1 - mu) ** G) < 1e-6
+
+
+def test_a_comparison_is_read_per_method_with_labelled_series(tmp_path):
+    """Issue 27: a comparison directory's log is read per method (two labelled series in the project's colours,
+    a summary row each), never one curve pooled over methods; first/last summaries name how many steps they
+    cover and say when that is too few."""
+    import json
+
+    from grpo_lab import viz
+    from grpo_lab.diagnose import method_figures, read_log
+
+    rows = []
+    for est, base in (("grpo", 0.8), ("sign", 0.4)):
+        for seed in (0, 1, 2):
+            for step in range(1, 31):
+                d = base - 0.01 * step + 0.01 * seed
+                rows.append({"estimator": est, "seed": seed, "step": step, "reward": 0.3, "starvation/acr": d,
+                             "starvation/all_fail": d / 2, "starvation/all_pass": d / 2})
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    log = read_log(path)
+    methods = log.methods()
+    assert set(methods) == {"grpo", "sign"} and all(len(v) == 3 for v in methods.values())
+    fig = method_figures(log, methods)["degenerate.png"]
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:2] == ["grpo", "sign"] and any("95% t-interval over seeds (n=3)" in x for x in labels)
+    colours = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    assert colours["grpo"] == viz.style("grpo")["color"] and colours["sign"] == viz.style("sign")["color"]
+    report = inspect_run(path, tmp_path / "out").read_text()
+    assert "6 runs of 2 methods (read per method)" in report
+    grpo = next(x for x in report.splitlines() if x.startswith("| grpo | 3 | 30 |"))
+    assert grpo.split("|")[4].strip().startswith("0.790")  # grpo alone, steps 1-3, seeds 0-2: 0.8 - 0.02 + 0.01
+    assert "(3 steps); with fewer than 5 steps these are single noisy numbers" in report
+    assert "mean over runs" not in report
