@@ -132,15 +132,19 @@ def warm_start(model, tokenizer, problems, steps: int, batch_size: int = 64, lr:
 
 
 def sample_completions(model, tokenizer, prompts, n: int, max_new_tokens: int = 5, temperature: float = 1.0,
-                       seed: int = 0, batch_size: int = 256) -> list[list[str]]:
-    """``n`` completions per prompt (``temperature=0`` means greedy, and then ``n`` must be 1)."""
+                       seed: int = 0, batch_size: int = 256, truncated: list | None = None) -> list[list[str]]:
+    """``n`` completions per prompt (``temperature=0`` means greedy, and then ``n`` must be 1).
+
+    ``truncated``: a list that receives, per prompt, ``n`` bools: whether the completion was cut at
+    ``max_new_tokens`` (no end-of-sequence token generated), so its answer may be missing (``grpo-lab profile``).
+    """
     import torch
 
     if temperature == 0 and n != 1:
         raise ValueError("greedy decoding gives one completion per prompt: use n=1")
     torch.manual_seed(seed)
     flat = [p for p in prompts for _ in range(n)]
-    out = []
+    out, cut = [], []
     model.eval()
     side, tokenizer.padding_side = tokenizer.padding_side, "left"  # generation continues on the right
     device = next(model.parameters()).device
@@ -151,8 +155,16 @@ def sample_completions(model, tokenizer, prompts, n: int, max_new_tokens: int = 
             kw = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else \
                 dict(do_sample=False)
             gen = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, **kw)
-            out += tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+            new = gen[:, enc["input_ids"].shape[1]:]
+            out += tokenizer.batch_decode(new, skip_special_tokens=True)
+            if truncated is not None:
+                eos = getattr(model.generation_config, "eos_token_id", None)
+                eos = tokenizer.eos_token_id if eos is None else eos
+                ends = torch.isin(new, torch.tensor(eos if isinstance(eos, (list, tuple)) else [eos], device=new.device))
+                cut += ((~ends.any(dim=1)) & (new.shape[1] >= max_new_tokens)).tolist()
     tokenizer.padding_side = side
+    if truncated is not None:
+        truncated += [cut[j * n:(j + 1) * n] for j in range(len(prompts))]
     return [out[j * n:(j + 1) * n] for j in range(len(prompts))]
 
 

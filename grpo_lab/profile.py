@@ -138,17 +138,22 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo) * CHUNK, desc="problems", unit="problem")
+            bar = tqdm(total=sum(len(prompted[i * CHUNK:(i + 1) * CHUNK]) for i in todo), desc="problems",
+                       unit="problem")  # the last chunk may be short: the bar ends at 100%
         for i in todo:
             part = prompted[i * CHUNK:(i + 1) * CHUNK]
             t0 = time.perf_counter()
+            cut: list = []
             comps = sample_completions(model, tok, [p.prompt for p in part], cfg.eval_samples,
                                        max_new_tokens=cfg.max_completion_length, seed=cfg.eval_seed + i,
-                                       batch_size=batch_size)
+                                       batch_size=batch_size, truncated=cut)
             secs = time.perf_counter() - t0
             new_tokens = int(sum(len(tok(c, add_special_tokens=False)["input_ids"]) for cs in comps for c in cs))
+            ok = [[grade(c, p) for c in cs] for cs, p in zip(comps, part)]
             write_json_atomic(_chunk_path(out, i), dict(
-                chunk=i, correct=[int(sum(grade(c, p) for c in cs)) for cs, p in zip(comps, part)],
+                chunk=i, correct=[int(sum(o)) for o in ok],
+                truncated=[int(sum(t)) for t in cut], truncated_wrong=[int(sum(t and not g for t, g in zip(ts, gs)))
+                                                                      for ts, gs in zip(cut, ok)],
                 answers=[p.answer for p in part], example=[cs[0] for cs in comps], seconds=secs,
                 new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s, dtype=info.dtype))
             if bar is not None:
@@ -174,6 +179,55 @@ def _chunk_done(path: Path, echo) -> bool:
     return False
 
 
+def _signed(x: float, digits: int = 3) -> str:
+    """``+0.012`` / ``-0.012``, and ``+0.000`` for anything that rounds to zero (never ``-0.000``)."""
+    text = f"{x:+.{digits}f}"
+    return "+" + text[1:] if float(text) == 0 else text
+
+
+def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: int = 8, high_truncation=0.1) -> list:
+    """"What to do", in sentences, from a profile's own numbers (``summarize``'s dict): the smallest G for the share
+    of informative groups and its cost in completions against G = ``G``; what dynamic sampling would cost at this
+    degeneracy (the exact expected rounds of notebook 09, batches of ``B`` groups, at most ``max_rounds``); the
+    truncation rate with a suggestion when it is high; and a plain sentence when the task is out of reach."""
+    from .starvation import dynamic_sampling_rounds
+
+    out = []
+    d = s["degenerate"]
+    D = d[G]["real"] if G in d else None
+    share, g_share = s["share"], s["smallest_G_for_share"]
+    if g_share is not None:
+        out.append(f"**Group size**: at least {share:.0%} of groups carry a signal from G = {g_share}; that costs "
+                   f"{g_share / G:.2g}x the completions per prompt of G = {G}" + (
+                       " (G = 4 is already enough)." if g_share <= G else "."))
+    else:
+        out.append(f"**Group size**: no G up to {s['n_samples']} (the samples per problem) gives {share:.0%} of groups "
+                   "a signal; a larger G alone will not fix this.")
+    if D is not None:
+        rounds = dynamic_sampling_rounds(min(max(D, 0.0), 1.0), B, max_rounds)
+        naive = 1 / (1 - D) if D < 1 else float("inf")
+        out.append(f"**Dynamic sampling** (`dapo`) at this degeneracy ({D:.2f} at G = {G}) generates about {rounds:.2f} "
+                   f"rounds of {B} prompts per step (at most {max_rounds}; exact expectation, notebook 09; the naive "
+                   f"1/(1 - D) = {naive:.2f} underestimates it), i.e. {rounds:.2f}x the generation of plain GRPO per step.")
+    if "truncated" in s:
+        t, tw = s["truncated"], s["truncated_wrong"]
+        line = (f"**Truncation**: {t:.1%} of completions were cut at {max_new_tokens} new tokens ({tw:.1%} cut and "
+                "graded wrong)")
+        out.append(line + (f": more than {high_truncation:.0%}, so raise `--max-new-tokens` (or ask for shorter "
+                           "answers) before reading the rest as the model's ability." if t > high_truncation else "."))
+    else:
+        out.append("**Truncation**: not recorded (a profile made before grpo-lab counted completions cut at the limit).")
+    if s["never_solved"] >= 0.9 or (D is not None and D >= 0.95 and d[G]["all_fail"] >= 0.9 * D):
+        out.append(f"**Out of reach**: {s['never_solved']:.0%} of the problems were never solved in {s['n_samples']} "
+                   "samples, so almost every group is all-fail: this model cannot learn this task by RL from here. "
+                   "Use an easier task (or fewer steps per problem), more new tokens if truncation is high, or a "
+                   "supervised warm start first.")
+    elif D is not None and 0.6 <= D <= 0.75:
+        out.append(f"**Regime**: {D:.2f} of groups degenerate at G = {G}, the range of arXiv 2605.07689 (0.69): GRPO "
+                   "learns, from a minority of groups; this is where the fixes of notebooks 03-09 are tested.")
+    return out
+
+
 def _chunks(out: Path) -> list[dict]:
     return [read_json(p, "profile chunk") for p in sorted((Path(out) / "chunks").glob("[0-9]*.json"))]
 
@@ -189,6 +243,10 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     s = summarize(n, correct, share)
     secs = sum(ch["seconds"] for ch in chunks)
     tokens = sum(ch["new_tokens"] for ch in chunks)
+    if all("truncated" in ch for ch in chunks):
+        total = len(correct) * n
+        s.update(truncated=sum(sum(ch["truncated"]) for ch in chunks) / total,
+                 truncated_wrong=sum(sum(ch["truncated_wrong"]) for ch in chunks) / total)
     s.update(seconds=secs, new_tokens=tokens, threads=sorted({ch["threads"] for ch in chunks}),
              dtype=sorted({ch.get("dtype", "float32") for ch in chunks}),
              weights=sorted({ch["weights"] for ch in chunks if ch.get("weights")}), settings=profile_settings(cfg))
@@ -222,9 +280,10 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     for g in Gs:
         r = d[g]
         md.append(f"| {g} | {r['real']:.3f} [{max(r['lo'], 0):.3f}, {min(r['hi'], 1):.3f}] | {r['all_fail']:.3f} | "
-                  f"{r['all_pass']:.3f} | {r['iid']:.3f} | {r['real'] - r['iid']:+.3f} |")
+                  f"{r['all_pass']:.3f} | {r['iid']:.3f} | {_signed(r['real'] - r['iid'])} |")
     md += ["", "| k | pass@k [95% bootstrap interval over problems] |", "|---|---|"]
     md += [f"| {k} | {pk[k]['mean']:.3f} [{pk[k]['lo']:.3f}, {pk[k]['hi']:.3f}] |" for k in ks]
+    md += ["", "## What to do", "", *[f"- {x}" for x in advice(s, cfg.max_completion_length)]]
     md += ["", "## Beside arXiv 2605.07689", "",
            f"The paper reports {PAPER['degenerate_G4']} of groups degenerate at G = 4 for a small model on GSM8K, "
            f"and at G = 2 {PAPER['measured_G2']} measured against {PAPER['iid_G2']} i.i.d. Here: "

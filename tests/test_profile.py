@@ -72,3 +72,35 @@ def test_profile_writes_a_report_and_resumes_to_the_same_numbers(tmp_path, capsy
     assert read_profile(out)["degenerate"] == full["degenerate"]
     with pytest.raises(SystemExit):
         main(["profile", "--resume", str(out), "--samples", "8"])
+
+
+def test_profile_advises_from_its_own_numbers(tmp_path, capsys):
+    """Issue 27: a "What to do" section (group size and its cost, dynamic sampling's exact cost, the truncation
+    rate), a progress bar that ends at 100% on a short last chunk, and no "-0.000"."""
+    from grpo_lab.starvation import dynamic_sampling_rounds
+
+    assert main(["profile", "--out", str(tmp_path), "--problems", "20", "--samples", "4"]) == 0
+    err = capsys.readouterr().err
+    assert "20/20" in err and "100%" in err  # 20 problems = a chunk of 16 and one of 4
+    out = next(tmp_path.glob("profile-*"))
+    report = (out / "report.md").read_text()
+    prof = read_profile(out)
+    todo = report.split("## What to do")[1].split("## Beside")[0]
+    assert "**Group size**" in todo and "**Dynamic sampling**" in todo and "**Truncation**" in todo
+    D = prof["degenerate"]["4"]["real"]
+    assert f"about {dynamic_sampling_rounds(D, 16, 8):.2f} rounds" in todo
+    assert 0 <= prof["truncated"] <= 1 and f"{prof['truncated']:.1%} of completions were cut at 6 new tokens" in todo
+    assert "-0.000" not in report
+
+
+def test_advice_says_when_a_task_is_out_of_reach_and_when_truncation_is_high():
+    from grpo_lab.profile import _signed, advice
+
+    hopeless = summarize(16, [0] * 95 + [1] * 5)
+    hopeless.update(truncated=0.4, truncated_wrong=0.4)
+    text = " ".join(advice(hopeless, 64))
+    assert "**Out of reach**" in text and "cannot learn this task by RL from here" in text
+    assert "raise `--max-new-tokens`" in text  # 40% cut at the limit
+    regime = summarize(16, [0] * 30 + [4] * 40 + [12] * 30)
+    assert "**Out of reach**" not in " ".join(advice(regime, 32))
+    assert _signed(-0.0001) == "+0.000" and _signed(-0.02) == "-0.020" and _signed(0.0) == "+0.000"
