@@ -1,37 +1,89 @@
 """Intervals over seeds: one definition, used by every report, figure and notebook.
 
 A result over seeds is reported as its mean and a Student-t confidence interval,
-``mean ± t_{0.975, n-1} · s / sqrt(n)`` (s the sample standard deviation). With one seed
+``mean ± t_{0.975, n-1} · s / sqrt(n)`` (s the sample standard deviation; the quantile exact at every n and
+confidence, :func:`t_quantile`). With one seed
 there is no interval, and the helpers say so instead of printing a zero-width one.
 Introduced in notebook 04; used by ``grpo-lab compare`` and notebooks 05 and 07.
 """
 
 from __future__ import annotations
 
-from statistics import NormalDist
+import math
+from functools import lru_cache
 
 import numpy as np
 
-# Student-t 97.5% quantiles for df 1..29 (so that no scipy is needed); the normal quantile beyond
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045)
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b), by its continued fraction (modified Lentz), using
+    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    tiny, eps = 1e-300, 1e-15
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))) / a
+    f, c, d = tiny, tiny, 0.0  # f = 0 + 1/(1 + d1/(1 + d2/(1 + ...)))
+    for k in range(0, 400):
+        if k == 0:
+            num = 1.0
+        elif k % 2:  # k = 2m + 1
+            m = (k - 1) // 2
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        else:  # k = 2m
+            m = k // 2
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        d = 1.0 + num * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + num / c
+        c = c if abs(c) > tiny else tiny
+        f *= c * d
+        if abs(c * d - 1.0) < eps:
+            break
+    return front * f
 
 
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+@lru_cache(maxsize=4096)
 def t_quantile(df: int, confidence: float = 0.95) -> float:
-    """The two-sided Student-t quantile for ``df`` degrees of freedom (tabulated at 95%, else normal)."""
-    if confidence == 0.95 and 1 <= df <= len(_T975):
-        return _T975[df - 1]
-    return NormalDist().inv_cdf(0.5 + confidence / 2)
+    """The two-sided Student-t quantile: the t with P(|T| <= t) = ``confidence`` for ``df`` degrees of freedom.
+
+    Exact (the t CDF's inverse, by bisection to 1e-12) at every ``df`` and confidence: the one quantile of every
+    interval grpo-lab reports. ``confidence`` must lie strictly between 0 and 1, ``df`` be at least 1.
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    if isinstance(df, bool) or not float(df).is_integer() or df < 1:
+        raise ValueError(f"degrees of freedom must be a whole number >= 1, got {df!r}")
+    target = 0.5 + confidence / 2
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < target:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < target else (lo, mid)
+    return (lo + hi) / 2
 
 
 def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and t-interval over seeds: ``(mean, lo, hi)``. One value gives ``lo == hi == mean``
     (callers that print it should use :func:`fmt_ci`, which says "no interval")."""
     v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        raise ValueError("mean_ci needs at least one value, got none")
+    t = t_quantile(max(v.size - 1, 1), confidence)  # a bad confidence is refused even for one value
     m = float(v.mean())
     if v.size < 2:
         return m, m, m
-    half = t_quantile(v.size - 1, confidence) * float(v.std(ddof=1)) / np.sqrt(v.size)
+    half = t * float(v.std(ddof=1)) / np.sqrt(v.size)
     return m, m - half, m + half
 
 
