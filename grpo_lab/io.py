@@ -15,9 +15,11 @@ One place for each, used by ``grpo-lab compare``, ``grpo-lab inspect`` and the G
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 
@@ -62,19 +64,43 @@ def run_name(estimator: str, seed: int) -> str:
 
 
 def write_text_atomic(path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a same-directory temporary file and a rename."""
+    """Write ``text`` to ``path`` through a same-directory temporary file and a rename: a reader sees the old
+    file or the new one, never a part. The temporary file is unique per call (``mkstemp``), so threads and
+    processes writing the same path at once never share or remove each other's; the last rename wins."""
+    import tempfile
+
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
     try:
-        tmp.write_text(text)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
 
 
+def finite_json(obj):
+    """``obj`` with every non-finite float (NaN, ±inf; numpy's too) replaced by ``None``, recursively: grpo-lab
+    writes strict JSON, which has no NaN, and a reader takes ``null`` as "not measured" (a NaN gradient norm in a
+    log row, say). Numpy scalars become Python numbers."""
+    import math
+
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if hasattr(obj, "item") and getattr(obj, "shape", None) == ():  # a numpy or torch scalar
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def write_json_atomic(path, obj) -> Path:
-    return write_text_atomic(path, json.dumps(obj, indent=1))
+    """:func:`write_text_atomic` of strict JSON: non-finite numbers are written as ``null`` (:func:`finite_json`)."""
+    return write_text_atomic(path, json.dumps(finite_json(obj), indent=1, allow_nan=False))
 
 
 def read_json(path, what: str = "file"):
@@ -173,7 +199,19 @@ class DirLock:
         except ImportError:  # pragma: no cover - not POSIX
             return self._enter_without_flock(key)
         for _ in range(100):
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:  # never through a symbolic link: it would write the pid into whatever the link names
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as e:
+                if self.path.is_symlink() or e.errno == errno.ELOOP:
+                    raise RuntimeError(f"{self.path} is a symbolic link; refusing to lock through it (remove it: "
+                                       "grpo-lab writes its own lock file there)") from None
+                if self.path.is_dir():
+                    raise RuntimeError(f"{self.path} is not a regular file; remove it (grpo-lab's lock file goes "
+                                       "there)") from None
+                raise
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise RuntimeError(f"{self.path} is not a regular file; remove it (grpo-lab's lock file goes there)")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

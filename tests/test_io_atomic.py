@@ -1,0 +1,82 @@
+"""Issue 28: writes that are atomic under threads and processes, strict JSON, and a lock that follows no link."""
+
+import json
+import multiprocessing as mp
+import threading
+
+import pytest
+
+from grpo_lab.io import DirLock, read_json, write_json_atomic
+
+
+def _writer(path, k, n=150):
+    for i in range(n):
+        write_json_atomic(path, {"writer": k, "i": i, "pad": "x" * (2000 + 37 * k)})
+
+
+def _read_all(path, stop, bad):
+    while not stop.is_set():
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            continue
+        try:
+            json.loads(text)
+        except json.JSONDecodeError:
+            bad.append(text[:80])
+
+
+def test_concurrent_writers_never_expose_a_partial_file(tmp_path):
+    path = tmp_path / "r.json"
+    write_json_atomic(path, {"start": True})
+    stop, bad, errors = threading.Event(), [], []
+    reader = threading.Thread(target=_read_all, args=(path, stop, bad))
+    reader.start()
+
+    def thread_writer(k):
+        try:
+            _writer(path, k)
+        except Exception as e:  # noqa: BLE001 - a FileNotFoundError here was the bug
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=thread_writer, args=(k,)) for k in range(4)]
+    procs = [mp.get_context("fork").Process(target=_writer, args=(path, 10 + k)) for k in range(2)]
+    for t in threads + procs:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in procs:
+        p.join()
+    stop.set()
+    reader.join()
+    assert not errors and all(p.exitcode == 0 for p in procs)
+    assert not bad, f"a reader saw {len(bad)} partial files, e.g. {bad[0]!r}"
+    assert read_json(path)["i"] == 149  # some writer's last write, whole
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_json_is_strict_non_finite_numbers_are_null(tmp_path):
+    import numpy as np
+
+    path = write_json_atomic(tmp_path / "x.json", {"a": float("nan"), "b": [float("inf"), 1.5, np.float32(0.25)],
+                                                   "c": np.float64("-inf"), "d": {"e": np.int64(3)}})
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"a": None, "b": [None, 1.5, 0.25], "c": None, "d": {"e": 3}}
+
+
+def test_a_symlinked_lock_is_refused_and_its_target_untouched(tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".lock").symlink_to(target)
+    with pytest.raises(RuntimeError, match="symbolic link"):
+        with DirLock(run):
+            pass
+    assert target.read_text() == "keep me"
+    (run / ".lock").unlink()
+    (run / ".lock").mkdir()  # not a regular file either
+    with pytest.raises(RuntimeError, match="not a regular file"):
+        with DirLock(run):
+            pass
