@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 
-from ._checks import as_int
+from ._checks import as_int, as_number
 from .advantages import estimator_names, is_estimator
 
 DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
@@ -114,8 +114,21 @@ class RunConfig:
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
     def validate(self) -> "RunConfig":
-        """Raise ``ValueError`` naming the first bad setting; return ``self``."""
+        """Raise ``ValueError`` naming the first bad setting; return ``self``.
+
+        Every field is first checked against its kind and range in :data:`FIELD_RULES` (one rule per field, a
+        test checks that none is missing), then the settings are checked together."""
+        try:
+            return self._validate()
+        except TypeError as e:  # a wrong type is a bad setting like any other: one error class for callers
+            raise ValueError(str(e)) from None
+
+    def _validate(self) -> "RunConfig":
         from .tasks import TASKS, get_task
+
+        for f in fields(self):  # names, switches and option dicts first: the checks below look them up
+            if FIELD_RULES[f.name][0] in ("str", "bool", "dict"):
+                check_field(f.name, getattr(self, f.name))
 
         if not is_estimator(self.estimator):
             raise ValueError(f"unknown estimator {self.estimator!r}; choose from {', '.join(estimator_names())}")
@@ -160,6 +173,11 @@ class RunConfig:
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
             raise ValueError(f"--task {self.task} needs a real instruct model: --policy smollm2, or a hub id or "
                              "path (notebook 06 has the CPU smoke version)")
+        for f in fields(self):  # then every number's kind and range (the specific messages above come first)
+            check_field(f.name, getattr(self, f.name))
+        if self.policy in SPECIAL_POLICIES and (self.lora_r is not None or self.lora_alpha is not None):
+            raise ValueError(f"lora_r / lora_alpha apply to a real model; the {self.policy} policy is trained "
+                             "without LoRA (leave them unset)")
         if self.policy == "tiny-lm" and not TASKS[self.task].tiny_lm_ok and not self.smoke:
             raise ValueError("the tiny LM was warm-started on arithmetic only; use --task arithmetic, "
                              "or pass a causal-LM path as --policy")
@@ -168,6 +186,45 @@ class RunConfig:
     def with_run(self, method: str, seed: int) -> "RunConfig":
         """This config for one run of a comparison: a method name (:func:`parse_method`) and a seed."""
         return replace(self, seed=int(seed), estimator_options=dict(self.estimator_options), **parse_method(method))
+
+
+# The kind and range of every RunConfig field: (kind, minimum, optional). Kinds: "int" (an integer, never a bool or
+# a float), "number" (finite; "positive": > 0), "bool" (True or False, never "yes" or 1), "str", "dict".
+FIELD_RULES = dict(
+    estimator=("str", None, False), seed=("int", 0, False), learning_rate=("positive", None, False),
+    steps=("int", 1, False), group_size=("int", 2, False), prompts_per_step=("int", 1, False), task=("str", None, False),
+    policy=("str", None, False), data=("str", None, True), max_completion_length=("int", 1, False),
+    max_grad_norm=("positive", None, False), train_problems=("int", 1, True), data_seed=("int", 0, False),
+    eval_problems=("int", 1, True), eval_samples=("int", 1, False), eval_seed=("int", 0, False),
+    estimator_options=("dict", None, False), backend=("str", None, False), lora_r=("int", 1, True),
+    lora_alpha=("int", 1, True), fast_inference=("bool", None, True), save_steps=("int", 0, False),
+    unsloth_compile=("bool", None, False), unsloth_cache=("str", None, True), smoke=("bool", None, False),
+    sampling=("str", None, False), skip_prob=("number", 0, False), max_generation_rounds=("int", 1, False),
+    on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
+    mask_truncated_completions=("bool", None, False), dtype=("str", None, True), threads=("int", 1, True),
+)
+
+
+def check_field(name: str, value) -> None:
+    """``ValueError`` naming ``name`` when ``value`` is not of its :data:`FIELD_RULES` kind and range."""
+    kind, minimum, optional = FIELD_RULES[name]
+    if value is None:
+        if optional:
+            return
+        raise ValueError(f"{name} must be set, got None")
+    try:
+        if kind == "int":
+            as_int(name, value, minimum=minimum)
+        elif kind in ("number", "positive"):
+            as_number(name, value, low=0 if kind == "positive" else minimum, low_open=kind == "positive")
+        elif kind == "bool" and not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        elif kind == "str" and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__} {value!r}")
+        elif kind == "dict" and not isinstance(value, dict):
+            raise TypeError(f"{name} must be a dict of options, got {type(value).__name__} {value!r}")
+    except TypeError as e:
+        raise ValueError(str(e)) from None
 
 
 # A comparison row is a *method*: an estimator plus how a step's groups are sampled. Named recipes:
@@ -263,7 +320,8 @@ def smollm2_study(**overrides) -> RunConfig:
 def smoke(cfg: RunConfig) -> RunConfig:
     """The CPU smoke version of a GSM8K config: tiny LM, synthetic problems, a few steps, the same code path."""
     return replace(cfg, policy="tiny-lm", steps=3, prompts_per_step=4, max_completion_length=8, train_problems=32,
-                   eval_problems=16, eval_samples=4, learning_rate=1e-4, lora_r=None, smoke=True, save_steps=2)
+                   eval_problems=16, eval_samples=4, learning_rate=1e-4, lora_r=None, lora_alpha=None, smoke=True,
+                   save_steps=2)
 
 
 # The protocol of arXiv 2605.07689 as we read it, for bigger GPUs: Qwen3.5-9B, LoRA r=64 / alpha=128 on all
