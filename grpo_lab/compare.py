@@ -477,6 +477,7 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
 
     st = start_starvation(start, G)
     table = summary_table(results)
+    k_top = max(ks)  # the largest k the evaluation's samples give (16 by default; 8 with --eval-samples 8)
     v = conf.get("versions", {})
     md = [f"# grpo-lab compare — {conf.get('created', '')}", ""]
     if interim:
@@ -495,7 +496,8 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
     n_min = min(len(runs) for runs in results.values())
     md += ["## Verdict", ""]
     if n_min < 2:
-        md += ["One seed per method: no intervals, so no verdict. Rerun with at least 2 seeds.", ""]
+        md += ["One seed per method so far: no intervals yet, so no verdict." if interim else
+               "One seed per method: no intervals, so no verdict. Rerun with at least 2 seeds.", ""]
     else:
         md += [f"- {line}" for line in verdict_lines(summary_table(results), start_row)]
         md += [f"- Compared {_budget_phrase(base)}; {n_min}"
@@ -534,12 +536,12 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
            "## Results (mean [95% t-interval over seeds, clipped to [0, 1]])", "",
            *(["**One seed per estimator: there are no intervals, and these numbers cannot separate estimators. "
               "Rerun with at least 2 seeds (`--seeds 0,1,2`).**", ""] if len(conf["seeds"]) < 2 else []),
-           "| estimator | seeds | greedy acc | pass@1 | pass@16 | degenerate, first 10 steps | degenerate, whole run "
+           f"| estimator | seeds | greedy acc | pass@1 | pass@{k_top} | degenerate, first 10 steps | degenerate, whole run "
            "| all-fail, run | all-pass, run |",
            "|---|---|---|---|---|---|---|---|---|"]
     for row in table:
         md.append(f"| {row['estimator']} | {row['seeds']} | {fmt_ci(row['greedy'])} | {fmt_ci(row['pass@1'])} | "
-                  f"{fmt_ci(row['pass@16'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
+                  f"{fmt_ci(row[f'pass@{k_top}'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
                   f"{fmt_ci(row['all_fail_run'])} | {fmt_ci(row['all_pass_run'])} |")
     md += ["", f"Compared {_budget_phrase(base)}.", "",
            "### Generation cost (mean per run)", "",
@@ -556,7 +558,7 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
                "dynamic sampling (dapo) generates rounds until the step holds prompts_per_step informative groups or "
                f"max_generation_rounds ({base.max_generation_rounds}) is reached."]
     secs = [s for row in table for s in row["train_seconds"] if s]
-    start_line = f"Start: pass@1 {start_pk[1]:.3f}" + (f", pass@16 {start_pk[16]:.3f}" if 16 in start_pk else "")
+    start_line = f"Start: pass@1 {start_pk[1]:.3f}" + (f", pass@{k_top} {start_pk[k_top]:.3f}" if k_top > 1 else "")
     if has_greedy:
         start_line += f", greedy {start['greedy']:.3f}"
     md += ["", start_line + ".", "",

@@ -139,11 +139,16 @@ def study_verdicts() -> str:
         state = "" if done == total else f" (interim: {done} of {total} runs)"
         words = []
         for m in g:
-            up = "up" if mean_ci(g[m])[1] > start["greedy"] else "down" if mean_ci(g[m])[2] < start["greedy"] else "no detectable change"
+            _, lo, hi = mean_ci(g[m])
+            if len(g[m]) < 2:
+                words.append(f"{m} {fmt_ci(g[m])}")  # one seed: no interval, so no verdict
+                continue
+            up = "up" if lo > start["greedy"] else "down" if hi < start["greedy"] else "no detectable change"
             words.append(f"{m} {fmt_ci(g[m])} ({up})")
         apart = [f"{a} above {b}" for a in g for b in g if a != b and separated(g[a], g[b]) == "a"]
         line = (f"- **SmolLM2, lr {('%.0e' % lr).replace('e-0', 'e-')}, {base.steps} steps of {base.prompts_per_step} "
-                f"prompts × G = {base.group_size}, {'/'.join(map(str, n))} seeds{state}**: greedy accuracy "
+                f"prompts × G = {base.group_size}, {'/'.join(map(str, n))} seed{'s' if max(n) > 1 else ''}{state}**: "
+                "greedy accuracy "
                 f"{start['greedy']:.3f} → " + ", ".join(words) + "; pass@1 " + f"{start['pass_at_k']['1']:.3f} → "
                 + ", ".join(f"{m} {fmt_ci(v)}" for m, v in p1.items())
                 + "; methods apart on greedy accuracy: " + (", ".join(apart) if apart else "none"))
