@@ -467,7 +467,8 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
         bands[e] = (lo, hi)
     figs["passk.png"] = viz.passk_curves(ks, curves, bands, n_seeds=n_seeds,
                                          title=f"pass@k on held-out problems after training ({setting})")
-    if has_greedy:
+    by_level = has_greedy and len(start.get("greedy_by_level") or {}) > 1  # a task without levels gets no bar chart
+    if by_level:
         after = {e: {int(lv): mean_ci([r["eval"]["greedy_by_level"][lv] for r in runs])
                      for lv in runs[0]["eval"]["greedy_by_level"]} for e, runs in results.items()}
         figs["levels.png"] = viz.level_bars({int(k): v for k, v in start["greedy_by_level"].items()}, after,
@@ -582,7 +583,7 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
     if "training_by_completions.png" in figs:
         md += ["![training against completions generated](training_by_completions.png)", ""]
     md += ["![pass@k](passk.png)", ""]
-    if has_greedy:
+    if by_level:
         md += ["![levels](levels.png)", ""]
     md += ["Raw data: `metrics.jsonl` (every logged step), `results/*.json` (each run), `start.json`.", ""]
     if interim:
