@@ -97,8 +97,7 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     zero = torch.zeros((), dtype=logp.dtype, device=logp.device)
     logp, old_logp = torch.where(keep, logp, zero), torch.where(keep, old_logp, zero)
     ref_logp = torch.where(keep, ref_logp, zero) if beta else ref_logp
-    if advantages.shape[1] > 1:
-        advantages = torch.where(keep, advantages, zero)
+    advantages = torch.where(keep, advantages.expand_as(logp), zero)  # a NaN advantage on a fully masked row too
     mask = keep.to(logp.dtype)
 
     ratio = torch.exp(logp - old_logp)

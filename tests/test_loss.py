@@ -182,3 +182,36 @@ def test_bad_loss_inputs_are_named(kw, match):
         grpo_loss(**args)
     with pytest.raises(ValueError, match="empty"):
         grpo_loss(torch.zeros(0, 3), torch.zeros(0, 3), torch.ones(0), torch.ones(0, 3))
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "bnpo", "dapo", "dr_grpo"])
+@pytest.mark.parametrize("junk", [float("nan"), float("inf"), -float("inf")])
+def test_a_fully_masked_row_with_a_junk_advantage_changes_nothing(loss_type, junk):
+    """Issue 28: a completion whose every token is masked carries no loss and no gradient, whatever its advantage
+    holds: the same loss and gradient as with advantage 0 there, and (token-summing loss types) as without the row."""
+    torch.manual_seed(0)
+    base = torch.randn(3, 4)
+    mask = torch.tensor([[1.0, 1, 1, 0], [0, 0, 0, 0], [1, 1, 0, 0]])
+    kw = dict(loss_type=loss_type, max_completion_length=4)
+
+    def run(adv, rows=slice(None)):
+        logp = base[rows].clone().requires_grad_(True)
+        loss = grpo_loss(logp, base[rows].detach() - 0.1, adv, mask[rows], **kw)
+        loss.backward()
+        return loss, logp.grad
+
+    loss_junk, grad_junk = run(torch.tensor([1.0, junk, -0.5]))
+    loss_zero, grad_zero = run(torch.tensor([1.0, 0.0, -0.5]))
+    assert torch.isfinite(loss_junk) and torch.isfinite(grad_junk).all()
+    torch.testing.assert_close(loss_junk, loss_zero)
+    torch.testing.assert_close(grad_junk, grad_zero)
+    if loss_type in ("bnpo", "dapo"):
+        loss_without, grad_without = run(torch.tensor([1.0, -0.5]), rows=[0, 2])
+        torch.testing.assert_close(loss_junk, loss_without)
+        torch.testing.assert_close(grad_junk[[0, 2]], grad_without)
+
+
+def test_the_issue_case_gives_minus_a_half():
+    loss = grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.tensor([1.0, float("nan")]),
+                     torch.tensor([[1.0, 1, 1], [0, 0, 0]]))
+    assert float(loss) == pytest.approx(-0.5)
