@@ -55,6 +55,8 @@ MARKER = re.compile(r"^# %%(?: \[(markdown|exercise-md|exercise|check|answer)\])
 # metadata), and their install cell adds the pinned `gpu` extra (grpo_lab/requirements-gpu.txt).
 GPU_NOTEBOOKS = {"06_gsm8k_unsloth"}
 README_BEGIN, README_END = "<!-- notebook-table:begin -->", "<!-- notebook-table:end -->"
+SITE_INDEX = ROOT / "docs" / "site" / "index.md"  # the landing page's run-time table, from the same metadata
+SITE_BEGIN, SITE_END = "<!-- run-times:begin -->", "<!-- run-times:end -->"
 
 
 def parse(source: str) -> list[tuple[str, str]]:
@@ -261,6 +263,26 @@ def readme_table(sources) -> str:
     return "\n".join(rows)
 
 
+def site_table(sources) -> str:
+    rows = ["| # | lesson | executed in (smoke mode, CPU) |", "|---|---|---|"]
+    rows += [f"| {src.stem[:2]} | {title_of(parse(src.read_text()))} | {_run_time(src)} |" for src in sources]
+    return "\n".join(rows)
+
+
+def with_tables(sources) -> dict:
+    """README.md and the site's landing page with their generated tables (lessons, links, run times)."""
+    out = {}
+    for path, (begin, end), table in ((ROOT / "README.md", (README_BEGIN, README_END), readme_table(sources)),
+                                      (SITE_INDEX, (SITE_BEGIN, SITE_END), site_table(sources))):
+        text = path.read_text()
+        if begin not in text or end not in text:
+            raise SystemExit(f"{path.relative_to(ROOT)} lacks the markers {begin} ... {end}")
+        before, rest = text.split(begin, 1)
+        _, after = rest.split(end, 1)
+        out[path] = f"{before}{begin}\n{table}\n{end}{after}"
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
@@ -275,12 +297,7 @@ def main(argv=None) -> int:
             if target == "notebooks":  # outputs are kept, and not compared, while the cells are unchanged
                 nb = carry_outputs(nb, path)
             expected[path] = nbformat.writes(nb) + "\n"
-    readme = (ROOT / "README.md").read_text()
-    if README_BEGIN not in readme or README_END not in readme:
-        raise SystemExit("README.md lacks the notebook-table markers")
-    before, rest = readme.split(README_BEGIN, 1)
-    _, after = rest.split(README_END, 1)
-    expected[ROOT / "README.md"] = f"{before}{README_BEGIN}\n{readme_table(sources)}\n{README_END}{after}"
+    expected.update(with_tables(sources))
     stale = [p for p, text in expected.items() if not p.exists() or p.read_text() != text]
     for target in TARGETS:  # generated notebooks without a source are stale too
         for p in (ROOT / target).glob("*.ipynb"):
@@ -296,17 +313,15 @@ def main(argv=None) -> int:
     for p in stale:
         if p not in expected:
             p.unlink()
-    print(f"built {len(sources)} sources into {', '.join(TARGETS)}; README table updated")
+    print(f"built {len(sources)} sources into {', '.join(TARGETS)}; README and site tables updated")
     if args.execute is not None:
         for src in sources:
             if args.execute and src.stem[:2] not in args.execute:
                 continue
             seconds = execute(ROOT / "notebooks" / f"{src.stem}.ipynb", src)
             print(f"executed notebooks/{src.stem}.ipynb in {seconds:.0f} s")
-        readme = (ROOT / "README.md").read_text()  # the table's run times come from the lessons' metadata
-        before, rest = readme.split(README_BEGIN, 1)
-        _, after = rest.split(README_END, 1)
-        (ROOT / "README.md").write_text(f"{before}{README_BEGIN}\n{readme_table(sources)}\n{README_END}{after}")
+        for path, text in with_tables(sources).items():  # the tables' run times come from the lessons' metadata
+            path.write_text(text)
     return 0
 
 
