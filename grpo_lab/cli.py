@@ -208,6 +208,10 @@ def _profile(a) -> int:
     from .profile import run_profile
 
     given = {name: getattr(a, name) for _, name, *_ in PROFILE_OPTIONS if getattr(a, name) is not None}
+    if a.batch_size < 1:  # checked before any directory is made or anything sampled
+        raise UsageError(f"--batch-size must be >= 1, got {a.batch_size}")
+    if not 0 < a.share < 1:
+        raise UsageError(f"--share must lie strictly between 0 and 1, got {a.share}")
     if a.resume is not None:
         if given or a.quick:
             raise UsageError(f"--resume takes its settings from {a.resume}/config.json; drop the other options")
@@ -224,8 +228,6 @@ def _profile(a) -> int:
         if cfg.eval_samples < 2:
             raise UsageError("--samples must be >= 2: a group needs two samples to carry a signal")
         out = new_run_dir(a.out, prefix="profile-")
-    if a.batch_size < 1:
-        raise UsageError(f"--batch-size must be >= 1, got {a.batch_size}")
     if cfg is not None:
         print(f"grpo-lab profile: {cfg.policy} on {cfg.task}, {cfg.eval_problems} problems x {cfg.eval_samples} "
               f"samples -> {out}")

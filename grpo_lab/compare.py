@@ -148,23 +148,72 @@ def read_config(out: Path) -> dict:
     return conf
 
 
+def _is_number(x, low=None, high=None) -> bool:
+    import math
+
+    return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            and (low is None or x >= low) and (high is None or x <= high))
+
+
+def evaluation_problems(ev, simulated: bool = False, problems: int | None = None) -> str | None:
+    """What is wrong with an evaluation as ``runner.evaluate`` writes it (a run's ``eval`` or ``start.json``), or
+    None: per-problem counts of correct samples (ints in [0, n_samples], one per problem when ``problems`` is
+    given), greedy accuracy a fraction, pass@k a dict of fractions with whole-number keys."""
+    if not isinstance(ev, dict):
+        return "no evaluation"
+    if simulated:  # the tabular simulator: exact pass@k, no samples
+        pk = ev.get("pass_at_k")
+        return None if isinstance(pk, dict) and pk and all(_is_number(v, 0, 1) for v in pk.values()) else \
+            "pass_at_k is not a dict of fractions"
+    n, correct = ev.get("n_samples"), ev.get("correct")
+    if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        return f"n_samples is {n!r}, not a whole number >= 1"
+    if not (isinstance(correct, list) and correct and all(isinstance(c, int) and not isinstance(c, bool)
+                                                          and 0 <= c <= n for c in correct)):
+        return f"correct is not a list of counts between 0 and {n}"
+    if problems is not None and len(correct) != problems:
+        return f"it holds {len(correct)} problems, the comparison evaluates {problems}"
+    if not _is_number(ev.get("greedy"), 0, 1):
+        return f"greedy is {ev.get('greedy')!r}, not a fraction"
+    if not isinstance(ev.get("greedy_by_level"), dict):
+        return "greedy_by_level is missing"
+    pk = ev.get("pass_at_k")
+    if "pass_at_k" in ev and not (isinstance(pk, dict) and pk and all(str(k).isdigit() and _is_number(v, 0, 1)
+                                                                      for k, v in pk.items())):
+        return "pass_at_k is not a dict of fractions keyed by k"
+    return None
+
+
+def result_problems(res, simulated: bool = False, problems: int | None = None) -> str | None:
+    """What is wrong with a results file against the schema :func:`grpo_lab.runner.train` writes, or None (a
+    damaged file is moved aside and its run trained again, never read into a report)."""
+    if not isinstance(res, dict) or not isinstance(res.get("config"), dict):
+        return "no config"
+    hist = res.get("history")
+    if not (isinstance(hist, list) and hist and all(isinstance(h, dict) for h in hist)):
+        return "no history of logged steps"
+    if not simulated and not _is_number(res.get("train_seconds"), 0):
+        return "no training time"
+    bad = evaluation_problems(res.get("eval"), simulated, problems)
+    return f"its evaluation is damaged: {bad}" if bad else None
+
+
 def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
-    """Whether ``path`` is a complete result of this comparison; a damaged or foreign one is removed, saying so."""
+    """Whether ``path`` is a complete result of this comparison; a damaged or foreign one is moved aside, saying so."""
     if not path.is_file():
         return False
     try:
         res = read_json(path, "results file")
         cfg = res["config"]
-        ev = res.get("eval")
-        ok_keys = isinstance(res.get("history"), list) and isinstance(ev, dict) and (
-            "pass_at_k" in ev or {"n_samples", "correct"} <= set(ev))
+        simulated = shared.get("policy") == "tabular"
+        bad = result_problems(res, simulated, None if simulated else shared.get("eval_problems"))
         diff = differing_keys(shared_settings(cfg), shared)
         who = (method_name(cfg), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         echo(f"{path} is damaged ({str(e)[:120]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
-    if not ok_keys:
-        why = "is incomplete (no history or evaluation)"
+    if bad:
+        why = f"is incomplete or damaged ({bad})"
     elif who != (est, seed) or diff:
         why = f"does not belong to this comparison ({'; '.join(diff) if diff else f'it holds {who[0]} seed {who[1]}'})"
     else:
@@ -222,8 +271,9 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     if start_path.is_file():
         try:
             start = read_json(start_path, "start evaluation")
-            if not isinstance(start, dict) or not {"n_samples", "correct"} <= set(start):
-                raise ValueError(f"{start_path} is not a starting-policy evaluation (no n_samples and correct)")
+            bad = evaluation_problems(start, problems=None if base.policy == "tabular" else base.eval_problems)
+            if bad:
+                raise ValueError(f"{start_path} is not a starting-policy evaluation grpo-lab can use ({bad})")
         except ValueError as e:
             start = None
             echo(f"{e}; evaluating the starting policy again")

@@ -119,13 +119,14 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
     problems = eval_problems(cfg)
     n_chunks = -(-len(problems) // CHUNK)
     (out / "chunks").mkdir(exist_ok=True)
-    todo = [i for i in range(n_chunks) if not _chunk_done(_chunk_path(out, i), echo)]
+    sizes = [len(problems[i * CHUNK:(i + 1) * CHUNK]) for i in range(n_chunks)]
+    todo = [i for i in range(n_chunks) if not _chunk_done(_chunk_path(out, i), echo, sizes[i], cfg.eval_samples)]
     if len(todo) < n_chunks:
         echo(f"resuming: {n_chunks - len(todo)} of {n_chunks} chunks already sampled in {out}")
     weights = None
     if todo:
         dtype = run_dtype(cfg, train=False)[0]
-        earlier = {ch.get("dtype", "float32") for ch in _chunks(out)}  # chunks from before issue 26 were float32
+        earlier = {ch.get("dtype", "float32") for ch in _chunks(out, n_chunks)}  # before issue 26: float32
         if earlier - {dtype}:
             raise ValueError(f"{out} was sampled with dtype {', '.join(sorted(earlier))}, and this machine resolves "
                              f"dtype={cfg.dtype} to {dtype}: a profile mixes no dtypes. Resume it where the "
@@ -163,15 +164,34 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
     return write_profile_report(out, cfg, conf, share)
 
 
-def _chunk_done(path: Path, echo) -> bool:
+def chunk_problems(data, size: int, n: int) -> str | None:
+    """What is wrong with a profile chunk against what ``_profile`` writes, or None: ``size`` counts of correct
+    samples, each a whole number (not a bool) in [0, ``n``], and the seconds it took."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    c = data.get("correct")
+    if not (isinstance(c, list) and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= n for x in c)):
+        return f"'correct' is not a list of counts between 0 and {n}"
+    if len(c) != size:
+        return f"{len(c)} problems where this chunk has {size}"
+    if not (isinstance(data.get("seconds"), (int, float)) and not isinstance(data.get("seconds"), bool)):
+        return "no 'seconds'"
+    for key in ("truncated", "truncated_wrong"):
+        t = data.get(key)
+        if key in data and not (isinstance(t, list) and len(t) == size and all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= n for x in t)):
+            return f"'{key}' is not {size} counts between 0 and {n}"
+    return None
+
+
+def _chunk_done(path: Path, echo, size: int, n: int) -> bool:
     if not path.is_file():
         return False
     try:
-        data = read_json(path, "profile chunk")
-        if isinstance(data.get("correct"), list) and all(isinstance(c, int) for c in data["correct"]):
+        why = chunk_problems(read_json(path, "profile chunk"), size, n)
+        if why is None:
             return True
-        why = "no list of correct counts"
-    except (ValueError, AttributeError) as e:
+    except ValueError as e:
         why = str(e)[:120]
     aside = path.with_name(path.name + ".damaged")
     path.replace(aside)
@@ -228,8 +248,9 @@ def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: in
     return out
 
 
-def _chunks(out: Path) -> list[dict]:
-    return [read_json(p, "profile chunk") for p in sorted((Path(out) / "chunks").glob("[0-9]*.json"))]
+def _chunks(out: Path, n_chunks: int) -> list[dict]:
+    """Chunks 0 .. n_chunks - 1 of a profile (a stale chunk beyond them, from a larger profile, is not read)."""
+    return [read_json(p, "profile chunk") for i in range(n_chunks) if (p := _chunk_path(out, i)).is_file()]
 
 
 def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0.5) -> Path:
@@ -237,7 +258,10 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     from . import viz
 
     out = Path(out)
-    chunks = _chunks(out)
+    n_chunks = -(-len(eval_problems(cfg)) // CHUNK)
+    chunks = _chunks(out, n_chunks)
+    if len(chunks) != n_chunks:
+        raise FileNotFoundError(f"{out} holds {len(chunks)} of its {n_chunks} chunks: resume it first")
     correct = [c for ch in chunks for c in ch["correct"]]
     n = cfg.eval_samples
     s = summarize(n, correct, share)

@@ -104,3 +104,35 @@ def test_advice_says_when_a_task_is_out_of_reach_and_when_truncation_is_high():
     regime = summarize(16, [0] * 30 + [4] * 40 + [12] * 30)
     assert "**Out of reach**" not in " ".join(advice(regime, 32))
     assert _signed(-0.0001) == "+0.000" and _signed(-0.02) == "-0.020" and _signed(0.0) == "+0.000"
+
+
+@pytest.mark.parametrize("damage", ["short", "booleans", "no seconds", "count above n"])
+def test_a_damaged_chunk_is_sampled_again_and_a_stale_one_is_not_read(tmp_path, capsys, damage):
+    """Issue 28: profile --resume validates each chunk (counts, types, problem count, seconds) and never folds a
+    short, boolean or stale chunk into the report."""
+    import json
+
+    assert main(["profile", "--out", str(tmp_path), "--problems", "20", "--samples", "4", "--no-progress"]) == 0
+    out = next(tmp_path.glob("profile-*"))
+    full = read_profile(out)
+    first = out / "chunks" / "0000.json"
+    data = json.loads(first.read_text())
+    {"short": lambda d: d.update(correct=d["correct"][:5]),
+     "booleans": lambda d: d.update(correct=[bool(c) for c in d["correct"]]),
+     "no seconds": lambda d: d.pop("seconds"),
+     "count above n": lambda d: d["correct"].__setitem__(0, 9)}[damage](data)
+    first.write_text(json.dumps(data))
+    (out / "chunks" / "0005.json").write_text(json.dumps({**data, "correct": [4] * 16}))  # from a larger profile
+    (out / "report.md").unlink()
+    capsys.readouterr()
+    assert main(["profile", "--resume", str(out), "--no-progress"]) == 0
+    assert "0000.json is damaged" in capsys.readouterr().out
+    again = read_profile(out)
+    assert again["n_problems"] == 20 and again["degenerate"] == full["degenerate"]
+
+
+def test_a_bad_share_is_refused_before_anything_is_made(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["profile", "--out", str(tmp_path), "--share", "1.5"])
+    assert "--share must lie strictly between 0 and 1" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -262,3 +262,62 @@ def test_an_interim_report_shows_the_finished_runs_and_leaves_report_md_to_the_e
     with pytest.raises(SystemExit):
         main(["compare", "--interim-report", str(out), "--steps", "3"])
     assert "trains nothing" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def finished_lm(tmp_path_factory):
+    """A finished comparison of the tiny LM (real evaluations with per-problem counts), for damaging."""
+    root = tmp_path_factory.mktemp("lm")
+    assert cli.main(["compare", "--estimators", "grpo", "--seeds", "0,1", "--steps", "1", "--prompts-per-step", "2",
+                     "-G", "2", "--eval-problems", "4", "--eval-samples", "2", "--no-progress", "--out", str(root)]) == 0
+    return only_run(root)
+
+
+DAMAGES = {
+    "pass_at_k null": lambda r: r["eval"].update(pass_at_k=None),
+    "pass_at_k empty": lambda r: r["eval"].update(pass_at_k={}),
+    "pass_at_k strings": lambda r: r["eval"].update(pass_at_k={"1": "0.5"}),
+    "no train_seconds": lambda r: r.pop("train_seconds"),
+    "greedy null": lambda r: r["eval"].update(greedy=None),
+    "empty history": lambda r: r.update(history=[]),
+    "counts of booleans": lambda r: r["eval"].update(correct=[True] * len(r["eval"]["correct"])),
+    "a problem missing": lambda r: r["eval"].update(correct=r["eval"]["correct"][:-1]),
+    "a count above n": lambda r: r["eval"]["correct"].__setitem__(0, 99),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_result_is_moved_aside_and_retrained_never_a_traceback(finished_lm, tmp_path, capsys, damage):
+    """Issue 28: resume validates every results file against the schema it wrote; a damaged one is moved aside
+    (named) and its run trained again, so the report never silently uses fewer seeds or crashes."""
+    import json
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(finished_lm, run)
+    path = run / "results" / "grpo-seed1.json"
+    res = json.loads(path.read_text())
+    DAMAGES[damage](res)
+    path.write_text(json.dumps(res))
+    (run / "report.md").unlink()
+    capsys.readouterr()
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    assert "grpo-seed1.json is incomplete or damaged" in said and "retraining grpo-seed1" in said
+    assert (run / "results" / "grpo-seed1.json.rejected-0").is_file()
+    assert "| grpo | 2 |" in (run / "report.md").read_text()
+
+
+def test_a_start_without_levels_is_evaluated_again(finished_lm, tmp_path, capsys):
+    import json
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(finished_lm, run)
+    start = json.loads((run / "start.json").read_text())
+    start.pop("greedy_by_level")
+    (run / "start.json").write_text(json.dumps(start))
+    (run / "report.md").unlink()
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    assert "greedy_by_level is missing" in capsys.readouterr().out
+    assert "greedy_by_level" in json.loads((run / "start.json").read_text())
