@@ -5,7 +5,8 @@
 Model outputs are untrusted text, and a reward function that takes quadratic time stalls training.
 For each adversarial pattern, the grader's best-of-3 time on a text of n and of 8n characters is
 printed with their ratio: about 8 is linear, about 64 quadratic. Before the fix (2026-11-23) 14 kB of
-repeated unclosed "\\boxed{" took 2.5 s and 16k spaces 0.28 s (both quadratic); 1 MB never finished.
+repeated unclosed "\\boxed{" took 2.5 s and 16k spaces 0.28 s (both quadratic); 1 MB never finished. Issue
+28 added runs of digits and digit groups ("7" x 20000 took about 25 s, 1 MB never returned).
 """
 
 import time
@@ -27,7 +28,14 @@ PATTERNS = {
     "1 \\times 10^": "1 \\times 10^",
     "the answer is not ": "the answer is not ",
     "m^2 (unit powers)": "m^2 ",
+    # issue 28: runs of digits and digit groups (about 25 s for 20,000 sevens before the fix)
+    "7 (one digit run)": "7",
+    "111, (comma groups)": "111,",
+    " 000 (spaced groups after ####)": " 000",
+    "0 (a long decimal)": "0",
 }
+PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0."}
+SUFFIX = {"0 (a long decimal)": "1"}
 
 
 def best(text: str, reps: int = 3) -> float:
@@ -43,7 +51,7 @@ def main(n: int = 100_000):
     print(f"| pattern | {n // 1000} kB | {8 * n // 1000} kB | ratio (8 = linear, 64 = quadratic) |")
     print("|---|---|---|---|")
     for name, unit in PATTERNS.items():
-        small, large = unit * (n // len(unit)), unit * (8 * n // len(unit))
+        small, large = (PREFIX.get(name, "") + unit * (k // len(unit)) + SUFFIX.get(name, "") for k in (n, 8 * n))
         a, b = best(small), best(large)
         print(f"| {name} | {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {b / max(a, 1e-9):.1f} |")
 

@@ -124,3 +124,14 @@ def test_hostile_output_is_graded_and_gives_the_same_answer(text):
     want = "1" if "1" in text else None
     assert extract_answer(text) == want
     assert extract_answer(text + "\n#### 7") == "7"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 1,000, which is a lot", "1000"),  # a comma after the last thousands group ends the number
+    ("#### 1,000,", "1000"),
+    ("so 2,500, then", "2500"),
+    ("It costs 1,000,000.", "1000000"),
+])
+def test_a_comma_after_the_number_does_not_cut_it(text, expected):
+    assert extract_answer(text) == expected
+

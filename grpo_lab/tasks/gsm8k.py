@@ -53,9 +53,10 @@ from .base import Problem, Task, register_task
 _MAX_DIGITS = 400  # longer digit strings are not answers; refusing them keeps the arithmetic cheap
 
 # one number: optional sign (a sign right after a digit or ")" is an operator, "10-3"), optional $,
-# then digits with proper thousands commas, plain digits, or a leading-dot decimal; decimals; exponent
+# then digits with proper thousands commas (a comma after the last group ends the number: "1,000, which"), plain
+# digits, or a leading-dot decimal; decimals; exponent
 _SIGN = r"(?:(?<![\d)])[-+−])?"
-_BODY = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|\d+(?:\.\d+)?|(?<![\w.])\.\d+)(?:[eE][-+]?\d+(?!\w)(?!\.\d))?"
+_BODY = r"(?:\d{1,3}(?:,\d{3})+(?!\d)(?!,\d)(?:\.\d+)?|\d+(?:\.\d+)?|(?<![\w.])\.\d+)(?:[eE][-+]?\d+(?!\w)(?!\.\d))?"
 _NUM_RE = re.compile(_SIGN + r"\$?\s?" + _BODY)
 # inside an answer marker, "1 000" groups too
 _SPACED = r"\d{1,3}(?:[ \u2009\u202f]\d{3})+(?!\d)(?:\.\d+)?"
@@ -70,10 +71,14 @@ _ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
 _NUM = r"(" + _MARKED_NUM + r")"
 _EXP = r"\^\s*(?:\{\s*([-+−]?\d{1,3})\s*\}|([-+−]?\d{1,3})(?!\d))"  # an exponent: ^3, ^{10}, ^{-2}
 _FRAC_SHORT_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*(\d)\s*(\d)")  # \frac34: one-digit arguments
-_MIXED_TEX_RE = re.compile(r"(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
+_MIXED_TEX_RE = re.compile(r"(?<!\d)(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
 _MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?![\d.])")
-_SCI_RE = re.compile(_NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" + _EXP)
-_POW_RE = re.compile(_NUM + r"\s*" + _EXP)
+# a power or a scientific form starts where a number starts, never inside a run of digits or of spaced digit
+# groups: tried at every position of a long run, each try rescanned the rest of it (quadratic time on
+# "7" x 20000, "111," x N, "1 000 000 ...", "0.000...1": the degenerate outputs RL produces)
+_NUM_START = r"(?<![\d.,])(?<!\d[ \u2009\u202f])"
+_SCI_RE = re.compile(_NUM_START + _NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" + _EXP)
+_POW_RE = re.compile(_NUM_START + _NUM + r"\s*" + _EXP)
 _SQRT_RE = re.compile(r"\\sqrt\s*\{\s*(" + _BODY + r")\s*\}")
 _UNIT_POWER_RE = re.compile(r"(?<=[A-Za-z])\^\s*(?:\{[^{}]{0,8}\}|[-+−]?\d+)")  # m^2, cm^{3}: units
 _NOT_RE = re.compile(r"\s*not\b", re.IGNORECASE)
