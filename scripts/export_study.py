@@ -68,7 +68,7 @@ def main(argv) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     data = {Path(a).name: export(Path(a).resolve()) for a in argv}
-    out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    out.write_text(json.dumps(data, indent=1) + "\n")  # methods in the comparison's order
     for name, d in data.items():
         print(f"{name}: " + ", ".join(f"{m} {len(v)} seeds" for m, v in d["methods"].items()))
     print(f"wrote {out}")

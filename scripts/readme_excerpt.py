@@ -154,9 +154,11 @@ def study_verdicts() -> str:
                 + "; methods apart on greedy accuracy: " + (", ".join(apart) if apart else "none"))
         if "sign" in g and "grpo" in g and min(len(g["sign"]), len(g["grpo"])) >= 2:
             diff = np.mean(g["sign"]) - np.mean(g["grpo"])
+            k = seeds_needed(g["sign"], g["grpo"])
             line += (f"; sign − grpo {diff:+.3f}" + ("" if separated(g["sign"], g["grpo"]) else
-                     f", not separated: about {seeds_needed(g['sign'], g['grpo'])} seeds per method would resolve a "
-                     "difference that size"))
+                     ", not separated: the means agree to 3 decimals" if abs(diff) < 5e-4 else
+                     f", not separated: about {k if k <= 1000 else 'more than 1000'} seeds per method would resolve "
+                     f"a difference that size (from the spread of these {min(len(g['sign']), len(g['grpo']))})"))
         lines.append(line + ".")
     common = [m for m in val[min(val)] if all(m in v and len(v[m]) >= 2 for v in val.values())]
     if len(val) > 1 and common:
