@@ -99,14 +99,21 @@ def comparisons():
     return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:4])]
 
 
-def seeds_needed(a, b) -> int:
+def seeds_needed(a, b, most: int = 1000) -> int | None:
     """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
-    ``mean(a) - mean(b)``, from the pooled seed-to-seed variance (the arithmetic of notebooks 09 and 10)."""
+    ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with
+    (t_{0.975, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference| (the t form: with few seeds the normal
+    approximation of notebook 09 promises too few). None when more than ``most`` would be needed."""
     import numpy as np
 
-    sd2 = (np.var(a, ddof=1) + np.var(b, ddof=1)) / 2
-    diff = max(abs(float(np.mean(a)) - float(np.mean(b))), 1e-3)
-    return int(np.ceil(2 * (1.96 + 0.84) ** 2 * sd2 / diff ** 2))
+    from grpo_lab.stats import t_quantile
+
+    sd = float(np.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2))
+    diff = abs(float(np.mean(a)) - float(np.mean(b)))
+    for n in range(2, most + 1):
+        if (t_quantile(2 * n - 2) + t_quantile(2 * n - 2, 0.6)) * sd * np.sqrt(2 / n) <= diff:
+            return n
+    return None
 
 
 def study_verdicts() -> str:
@@ -157,8 +164,9 @@ def study_verdicts() -> str:
             k = seeds_needed(g["sign"], g["grpo"])
             line += (f"; sign − grpo {diff:+.3f}" + ("" if separated(g["sign"], g["grpo"]) else
                      ", not separated: the means agree to 3 decimals" if abs(diff) < 5e-4 else
-                     f", not separated: about {k if k <= 1000 else 'more than 1000'} seeds per method would resolve "
-                     f"a difference that size (from the spread of these {min(len(g['sign']), len(g['grpo']))})"))
+                     f", not separated: {f'about {k}' if k else 'more than 1000'} seeds per method would resolve "
+                     f"a difference that size in a two-sample t-test (from the spread of these "
+                     f"{min(len(g['sign']), len(g['grpo']))}; intervals that do not overlap need more)"))
         lines.append(line + ".")
     common = [m for m in val[min(val)] if all(m in v and len(v[m]) >= 2 for v in val.values())]
     if len(val) > 1 and common:
