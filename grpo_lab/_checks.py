@@ -40,3 +40,11 @@ def as_number(name: str, value, *, low: float | None = None, high: float | None 
     if high is not None and v > high:
         raise ValueError(f"{name} must be <= {high:g}, got {value!r}")
     return v
+
+
+def as_flag(name: str, value) -> bool:
+    """``value`` as a bool: ``True``/``False`` or a numpy bool; anything else (``"False"``, ``1``) a ``TypeError``
+    naming ``name``, because a string like ``"False"`` would otherwise count as true."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")

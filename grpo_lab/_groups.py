@@ -31,7 +31,11 @@ class Grouped:
     values: torch.Tensor  # [B, G] float (float32 at least), NaN where unscored
     valid: torch.Tensor | None  # [B, G] bool, None when every reward is scored
     shape: torch.Size  # the caller's original shape
-    dtype: torch.dtype | None = None  # the caller's dtype when it was narrower than float32
+    dtype: torch.dtype | None = None  # the caller's dtype when the statistics are computed in a wider one
+
+    def to_caller(self, t: torch.Tensor) -> torch.Tensor:
+        """``t`` (a statistic no larger than the rewards, e.g. a group mean) in the caller's dtype."""
+        return t if self.dtype is None else t.to(self.dtype)
 
     @property
     def group_size(self) -> int:
@@ -65,6 +69,9 @@ def as_tensor(rewards) -> torch.Tensor:
 
 
 _NARROW = (torch.float16, torch.bfloat16)
+NARROW_LIMIT = 1e15  # above this magnitude, statistics are computed in float64: a float32 sum of squares of G
+#                     rewards could overflow (1e30 x up to 1e8 entries fits; 3e19 squared does not)
+WIDE_LIMIT = 1e150  # the largest reward magnitude taken at all: float64 squares (1e300) and their sums still fit
 
 
 def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grouped:
@@ -73,7 +80,13 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
     Raises ``ValueError`` naming the problem for: ``group_size < 2``, a flat length
     not divisible by ``group_size``, a ``[B, G]`` tensor whose second dimension
     disagrees with ``group_size``, more than two dimensions, an empty batch,
-    ``inf`` rewards, and NaN rewards when ``nan_policy="raise"``.
+    ``inf`` rewards, NaN rewards when ``nan_policy="raise"``, and rewards beyond
+    ``WIDE_LIMIT`` (1e150) in magnitude.
+
+    The working dtype: float32 for half-precision rewards (whose squares overflow at about 256),
+    float64 when any reward exceeds ``NARROW_LIMIT`` (1e15), else the rewards' own. Every statistic
+    and advantage is then computed without overflow; :func:`grpo_lab.advantages` casts the result
+    back to the caller's dtype and names that dtype when an advantage does not fit in it.
     """
     r = as_tensor(rewards)
     if nan_policy not in NAN_POLICIES:
@@ -98,21 +111,28 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
             f"({r.numel() // group_size} full groups and {r.numel() % group_size} left over)"
         )
     has_nan = False
-    if not torch.isfinite(r.sum()):  # one cheap reduction; the element-wise scan only when it fails
+    big = r.detach().abs().amax()  # one reduction: NaN or inf if any reward is, else the largest magnitude
+    if not torch.isfinite(big):  # the element-wise scans only when it fails
         if torch.isinf(r).any():
             where = torch.nonzero(torch.isinf(r).reshape(-1)).reshape(-1)[:5].tolist()
             raise ValueError(f"rewards contain inf at flat positions {where}; a reward must be finite (or NaN = unscored)")
         nan = torch.isnan(r)
-        has_nan = bool(nan.any())  # False when the sum merely overflowed
-        if has_nan and nan_policy == "raise":
+        has_nan = True
+        if nan_policy == "raise":
             where = torch.nonzero(nan.reshape(-1)).reshape(-1)[:5].tolist()
             raise ValueError(f"rewards contain NaN at flat positions {where} and nan_policy='raise'")
-    narrow = r.dtype if r.dtype in _NARROW else None
+        big = torch.where(nan, torch.zeros((), dtype=r.dtype), r.detach()).abs().amax()
+    big = float(big)
+    if big > WIDE_LIMIT:
+        raise ValueError(f"rewards as large as {big:.3g} are out of range: grpo-lab computes group statistics in "
+                         f"float64 and takes rewards up to {WIDE_LIMIT:.0e} in magnitude, so that their squares "
+                         f"and sums fit; rescale the rewards")
+    work = torch.float64 if big > NARROW_LIMIT else torch.float32 if r.dtype in _NARROW else r.dtype
     values = r.reshape(-1, group_size)
-    if narrow is not None:  # half-precision statistics overflow (a spread of ~300 squares past 65504)
-        values = values.float()
+    if work != r.dtype:
+        values = values.to(work)
     valid = ~nan.reshape(-1, group_size) if has_nan else None
-    return Grouped(values=values, valid=valid, shape=r.shape, dtype=narrow)
+    return Grouped(values=values, valid=valid, shape=r.shape, dtype=None if work == r.dtype else r.dtype)
 
 
 @dataclass
@@ -148,19 +168,11 @@ def std_from(n: torch.Tensor, norm: torch.Tensor, unbiased: bool) -> torch.Tenso
     return norm / torch.sqrt(torch.where(dof > 0, dof, torch.full_like(dof, float("nan"))))
 
 
-_SAFE = 1e15  # deviations below this cannot overflow a float32 sum of squares (1e30 x up to 1e8 entries)
-
-
 def _root_ss(centered: torch.Tensor) -> torch.Tensor:
-    """``sqrt(sum(centered**2))`` per group without overflow. One reduction checks the largest deviation;
-    only when it is large is each group divided by its own largest deviation first (vector_norm squares
-    internally and overflows float32 at ~1.8e19)."""
-    if not bool(centered.abs().max() > _SAFE):
-        # vector_norm over the short group axis is several times faster on CPU than var/std
-        return torch.linalg.vector_norm(centered, dim=1, keepdim=True)
-    scale = centered.abs().amax(dim=1, keepdim=True)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-    return torch.linalg.vector_norm(centered / scale, dim=1, keepdim=True) * scale
+    """``sqrt(sum(centered**2))`` per group. :func:`group` keeps every magnitude below ``NARROW_LIMIT`` in
+    float32 and below ``WIDE_LIMIT`` in float64, so the squares cannot overflow (vector_norm over the short
+    group axis is several times faster on CPU than var/std)."""
+    return torch.linalg.vector_norm(centered, dim=1, keepdim=True)
 
 
 def group_stats(values: torch.Tensor, valid: torch.Tensor | None) -> GroupStats:

@@ -7,10 +7,11 @@ as in TRL's ``GRPOTrainer``) or a ``[B, G]`` matrix. Nothing here imports TRL.
 Use :func:`compute_advantages` to pick an estimator by name; :data:`ESTIMATORS`
 lists the names. NaN rewards mean "unscored" (TRL's convention): they are left out
 of their group's statistics and get advantage 0 (``nan_policy="raise"`` refuses them).
-No estimator returns NaN or inf for valid input, degenerate groups included: the group std
-is computed from the centred rewards with per-group scaling (and half-precision rewards in
-float32, the result cast back), so it cannot overflow where the rewards themselves are
-finite and their group sums do not overflow; every numeric option is validated (``eps``,
+No estimator returns NaN or inf for valid input, degenerate groups included: statistics are
+computed in a dtype where they cannot overflow (half-precision rewards in float32, any reward
+beyond 1e15 in float64, the result cast back to the caller's dtype), rewards beyond 1e150 are
+refused by name, and an advantage that does not fit the caller's dtype (Dr.GRPO's r - mean on
+float32 rewards near 3e38) is an error naming that dtype; every numeric option is validated (``eps``,
 ``tau`` and ``tol`` finite and > 0, ``threshold`` and ``alpha`` finite) and a bad one is a
 ``ValueError`` that names it. Rewards that require grad are differentiated through (no op
 is in place). ``group_size`` may be any integer type (``int``, ``numpy.int64``).
@@ -36,9 +37,10 @@ from typing import Callable
 
 import torch
 
+from ._checks import as_flag
 from ._checks import as_number as check_option
-from ._groups import (Grouped, GroupStats, check_group_size, group, group_stats, homogeneous, pool, std_from,
-                      zero_unscored)
+from ._groups import (WIDE_LIMIT, Grouped, GroupStats, check_group_size, group, group_stats, homogeneous, pool,
+                      std_from, zero_unscored)
 
 DEFAULT_EPS = 1e-4  # TRL adds 1e-4 to the group std
 DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
@@ -46,8 +48,8 @@ DEFAULT_TAU = 1e-6  # AVSPO's collapse tolerance on the group reward std
 
 def _finish(g: Grouped, adv: torch.Tensor) -> torch.Tensor:
     """The advantages in the caller's shape and dtype. Finite rewards whose advantages do not fit the dtype
-    (rloo on float32 rewards near 3e38, drgrpo on float16 near 65504) are an error naming the dtype, never a
-    silent inf."""
+    (rloo on float32 rewards near 3e38, whose r - mean of the others can reach 6e38; drgrpo on float16 near
+    65504) are an error naming the dtype, never a silent inf."""
     adv = zero_unscored(adv, g.valid)
     dtype = g.dtype or adv.dtype
     if bool(torch.isinf(adv).any()) or (g.dtype is not None and bool(
@@ -62,7 +64,7 @@ def _normalise(stats: GroupStats, eps: float, unbiased: bool) -> torch.Tensor:
 
     Out of place throughout, so that rewards that require grad can be differentiated through.
     """
-    out = stats.centered * (stats.std(unbiased) + eps).reciprocal()
+    out = stats.centered * (stats.std(as_flag("unbiased", unbiased)) + eps).reciprocal()
     # an all-equal group is 0 / (0 + eps): exactly 0 even when eps underflows the dtype (1e-50 in float32)
     return torch.where(stats.centered == 0, torch.zeros((), dtype=out.dtype), out)
 
@@ -206,6 +208,7 @@ def _with_virtual(g: Grouped, stats: GroupStats, homog: torch.Tensor, k: int, s1
     ``s1``/``s2`` (``[B, 1]``) are the virtual rewards' sum and sum of squares per group.
     The virtual rewards only shift the statistics; advantages exist for real completions only.
     """
+    unbiased = as_flag("unbiased", unbiased)
     n_t, mean_t, ss_t = pool(stats, k, s1, s2)
     h = homog.unsqueeze(1)
     mean = torch.where(h, mean_t, stats.mean)
@@ -248,7 +251,7 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
     threshold = check_option("threshold", threshold, low=0.0, high=1.0)
     alpha = check_option("alpha", alpha, low=0.0)
     tau, eps = _tol("tau", tau), _eps(eps)
-    reward_max = check_option("reward_max", reward_max)
+    reward_max = check_option("reward_max", reward_max, low=-WIDE_LIMIT, high=WIDE_LIMIT)
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tau)
@@ -264,10 +267,11 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
             scale = torch.where(torch.isfinite(scale), scale, torch.zeros_like(scale))  # all-unscored group
         elif isinstance(r_max, str) and r_max == "scale":
             scale = torch.full_like(stats.mean, float(reward_max))
-        elif isinstance(r_max, (int, float)) and not isinstance(r_max, bool) and math.isfinite(float(r_max)):
+        elif isinstance(r_max, (int, float)) and not isinstance(r_max, bool) and abs(float(r_max)) <= WIDE_LIMIT:
             scale = torch.full_like(stats.mean, float(r_max))
         else:
-            raise ValueError(f"r_max must be one of {R_MAX_READINGS} or a finite number, got {r_max!r}")
+            raise ValueError(f"r_max must be one of {R_MAX_READINGS} or a number of magnitude at most "
+                             f"{WIDE_LIMIT:.0e}, got {r_max!r}")
         u = _virtual_rewards(k, g.values.dtype)
         adv = _with_virtual(g, stats, homog, k, scale * u.sum(), scale.square() * u.square().sum(), eps, unbiased)
     out = _finish(g, adv)
@@ -288,7 +292,8 @@ def avspo_code(rewards, group_size: int | None = None, *, tau: float = DEFAULT_T
     :func:`grpo`'s advantages.
     """
     tau, eps = _tol("tau", tau), _eps(eps)
-    reward_min, reward_max = check_option("reward_min", reward_min), check_option("reward_max", reward_max)
+    reward_min, reward_max = (check_option(n, v, low=-WIDE_LIMIT, high=WIDE_LIMIT)
+                              for n, v in (("reward_min", reward_min), ("reward_max", reward_max)))
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tau)

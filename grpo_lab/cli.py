@@ -4,7 +4,9 @@ will GRPO be, before training) and ``inspect`` (an existing run)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import shutil
 import signal
 import sys
 from dataclasses import asdict
@@ -175,7 +177,8 @@ def _compare(a) -> int:
             estimators = [m for m in estimators if parse_method(m)["sampling"] == "none" and
                           not parse_method(m)["skip_prob"]]
         out = new_run_dir(a.out)
-        conf = write_config(out, estimators, seeds, base, command=command_line(), quick=a.quick)
+        with _removed_if_refused(out, "results"):
+            conf = write_config(out, estimators, seeds, base, command=command_line(), quick=a.quick)
         conf["base"] = base
     n = len(conf["estimators"]) * len(conf["seeds"])
     print(f"grpo-lab compare: {n} runs ({', '.join(conf['estimators'])} x seeds {conf['seeds']}) -> {out}")
@@ -231,9 +234,27 @@ def _profile(a) -> int:
     if cfg is not None:
         print(f"grpo-lab profile: {cfg.policy} on {cfg.task}, {cfg.eval_problems} problems x {cfg.eval_samples} "
               f"samples -> {out}")
-    return _interruptible(lambda: run_profile(out, cfg, progress=not a.no_progress, batch_size=a.batch_size,
-                                              command=command_line(), share=a.share),
-                          "profile", out, f"finished chunks are kept in {out}/chunks")
+    def job():
+        if cfg is None:  # a resumed profile's directory is the user's: never removed
+            return run_profile(out, cfg, progress=not a.no_progress, batch_size=a.batch_size,
+                               command=command_line(), share=a.share)
+        with _removed_if_refused(out, "chunks"):
+            return run_profile(out, cfg, progress=not a.no_progress, batch_size=a.batch_size,
+                               command=command_line(), share=a.share)
+
+    return _interruptible(job, "profile", out, f"finished chunks are kept in {out}/chunks")
+
+
+@contextlib.contextmanager
+def _removed_if_refused(out: Path, kept: str):
+    """Remove the new directory ``out`` when the block fails (not when interrupted) before anything worth resuming
+    was written under ``out/kept``: a refused command leaves no empty run directory that looks like a run."""
+    try:
+        yield
+    except Exception:
+        if not any((out / kept).glob("*")):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
 
 
 class _Terminated(BaseException):

@@ -37,8 +37,11 @@ def check_sampling(sampling: str = "none", max_generation_rounds: int = 8, on_ex
     if on_exhausted not in ON_EXHAUSTED:
         raise ValueError(f"on_exhausted must be 'train' (train on the informative groups found) or 'skip' "
                          f"(no policy-gradient step), got {on_exhausted!r}")
-    if isinstance(skip_prob, bool) or not isinstance(skip_prob, (int, float)) or not math.isfinite(skip_prob) \
-            or not 0 <= skip_prob < 1:
+    try:  # any real number type (numpy.float32 included); bools and strings are not numbers
+        ok = 0 <= as_number("skip_prob", skip_prob) < 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
         raise ValueError(f"skip_prob must be a number in [0, 1) (a skipped prompt must be able to come back), "
                          f"got {skip_prob!r}")
 

@@ -186,6 +186,9 @@ def maj_at_k(answers, reference, k: int, n_resamples: int = 200, seed: int = 0) 
         if isinstance(ref, str) and "####" in ref:
             raise ValueError(f"reference {p} is a whole GSM8K answer field ({ref[-40:]!r}); pass its final number "
                              "(grpo_lab.tasks.gsm8k.extract_answer)")
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
+            raise ValueError(f"answers[{p}] is {type(row).__name__} {row!r}, not a list of one problem's sampled "
+                             "answers: answers is one list per problem (a flat list of answers is one problem each?)")
         row = [_canon(a) for a in row]
         ref = _canon(ref)
         if len(row) < k:

@@ -233,8 +233,8 @@ def success_rates(rewards, G: int | None = None) -> torch.Tensor:
     """
     g = group(rewards, G)
     if g.valid is None:
-        return g.values.mean(dim=1)
-    return torch.nanmean(torch.where(g.valid, g.values, torch.full_like(g.values, torch.nan)), dim=1)
+        return g.to_caller(g.values.mean(dim=1))
+    return g.to_caller(torch.nanmean(torch.where(g.valid, g.values, torch.full_like(g.values, torch.nan)), dim=1))
 
 
 @dataclass(frozen=True)

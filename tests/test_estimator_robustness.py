@@ -138,7 +138,8 @@ def test_non_integer_group_size_is_refused_everywhere(G):
 
 # ---------------------------------------------------------------- the documented promise, as a property
 
-DTYPES = {torch.float16: 1e3, torch.bfloat16: 1e3, torch.float32: 1e30, torch.float64: 1e30}
+# up to each dtype's largest finite value (float64: the documented limit, grpo_lab._groups.WIDE_LIMIT)
+DTYPES = {torch.float16: 6e4, torch.bfloat16: 3e38, torch.float32: 3e38, torch.float64: 1e150}
 
 
 @st.composite
@@ -168,10 +169,44 @@ def test_no_nan_or_inf_for_valid_input(batch, method):
         with pytest.raises(ValueError, match="0/1"):
             compute_advantages(r, G, method)
         return
-    adv = compute_advantages(r, G, method)
+    try:
+        adv = compute_advantages(r, G, method)
+    except ValueError as e:  # only where an advantage really does not fit the caller's dtype
+        assert f"exceed the range of {r.dtype}" in str(e) and method in ("drgrpo", "rloo"), (method, e)
+        wide = compute_advantages(r.double(), G, method)
+        assert bool((wide.abs() > torch.finfo(r.dtype).max).any()), (method, r, wide)
+        return
     assert adv.dtype == r.dtype and adv.shape == r.shape
     assert torch.isfinite(adv).all(), (method, r, adv)
     assert bool((adv[torch.isnan(r)] == 0).all())
+    if method in ("grpo", "dapo", "drgrpo", "rloo") and r.dtype in (torch.float32, torch.float64):
+        # the same as on the rewards divided by their largest magnitude (scale-free estimators), or that
+        # times the scale (Dr.GRPO, RLOO): computed without overflow, not merely finite
+        s = float(torch.nan_to_num(r.double()).abs().max()) or 1.0
+        ref = compute_advantages(r.double() / s, G, method, **({"eps": 1e-4 / s} if method in ("grpo", "dapo") else {}))
+        if method in ("drgrpo", "rloo"):
+            ref = ref * s
+        torch.testing.assert_close(adv.double(), ref, rtol=1e-4, atol=1e-4 * (s if method in ("drgrpo", "rloo") else 1))
+
+
+@pytest.mark.parametrize("method", ["grpo", "dapo", "avspo", "avspo_code"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rewards_near_the_dtype_maximum_keep_their_advantages(method, dtype):
+    """Issue 28: [3e38, -3e38, 3e38, -3e38] gave zeros and [3e38, 3e38, 0, 0] NaN (the group sum overflowed)."""
+    for vals in ([3e38, -3e38, 3e38, -3e38], [3e38, 3e38, 0, 0]):
+        adv = compute_advantages(torch.tensor(vals, dtype=dtype), 4, method)
+        assert adv.dtype == dtype
+        torch.testing.assert_close(adv.float().abs(), torch.full((4,), 0.866), rtol=1e-2, atol=1e-2)
+    assert gl.success_rates(torch.tensor([3e38] * 4), 4).tolist() == [pytest.approx(3e38, rel=1e-6)]
+    same = compute_advantages(torch.tensor([1e20] * 4 + [0, 1, 0, 0], dtype=dtype), 4, "avspo_code")
+    assert torch.isfinite(same).all()  # the virtual reward's square (1e40) no longer overflows float32
+
+
+@pytest.mark.parametrize("method", ESTIMATORS)
+def test_rewards_beyond_the_float64_limit_are_refused_by_name(method):
+    r = torch.tensor([1.7e308, 0, 0, 0], dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"rewards as large as 1.7e\+308 are out of range.*up to 1e\+150"):
+        compute_advantages(r, 4, method)
 
 
 EQUAL_CASES = [(v, dt) for dt in (torch.float16, torch.bfloat16, torch.float32, torch.float64)
