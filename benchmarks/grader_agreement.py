@@ -3,9 +3,10 @@
     python benchmarks/grader_agreement.py            # a few seconds; needs math-verify (the dev extra)
     python benchmarks/grader_agreement.py --misses   # and list every case either grader gets wrong
 
-Two tables: tests/data/grader_cases.py (the case table the grader's rules were written against) and
-tests/data/grader_heldout.py (written before the issue-28 rule change and never edited to fit it). The
-held-out figure is the honest one; docs/benchmarks.md records both, before and after each change.
+Three tables: tests/data/grader_cases.py (the case table the grader's rules were written against),
+tests/data/grader_heldout.py (written before the issue-28 rule change, whose misses the new rules were then
+written to fix) and tests/data/grader_fresh.py (written after the change, before the grader first ran on it:
+the unseen-data figure). None is edited to fit the grader; docs/benchmarks.md records the figures.
 """
 
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
 
 from grader_cases import CASES  # noqa: E402
+from grader_fresh import FRESH  # noqa: E402
 from grader_heldout import HELDOUT  # noqa: E402
 
 from grpo_lab.tasks.gsm8k import is_correct  # noqa: E402
@@ -41,7 +43,7 @@ def agreement(cases, show: bool) -> tuple[int, int]:
 
 def main() -> None:
     show = "--misses" in sys.argv
-    for name, cases in (("case table", CASES), ("held-out", HELDOUT)):
+    for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH)):
         if show:
             print(f"{name}:")
         ours, theirs = agreement(cases, show)
