@@ -33,8 +33,16 @@ PATTERNS = {
     "111, (comma groups)": "111,",
     " 000 (spaced groups after ####)": " 000",
     "0 (a long decimal)": "0",
+    # issue 28's committed-answer rules: scale words, decimal commas, hedges, number words, working after it
+    "5 million (scale words)": "5 million ",
+    "3,5 (decimal commas)": "3,5 ",
+    "5 or (hedges)": "5 or ",
+    "twenty-one (words, no digit)": "twenty-one and ",
+    "= 5 is (working after the answer)": "= 5 is ",
 }
-PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0."}
+PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0.", "5 million (scale words)": "#### ",
+          "3,5 (decimal commas)": "the answer is ", "5 or (hedges)": "the answer is ",
+          "= 5 is (working after the answer)": "the answer is 3 "}
 SUFFIX = {"0 (a long decimal)": "1"}
 
 

@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,6 +116,22 @@ def test_math_verify_beside_grpo_lab():
         print("differs:", d)
     assert ours >= mv
     assert ours >= len(CASES) - len(KNOWN_DEVIATIONS)
+
+
+def test_held_out_sets_agree_at_least_as_recorded():
+    """Agreement with a human verdict on the two held-out sets (tests/data; docs/benchmarks.md records the
+    figures): a rule change may not lose a case silently, and grpo-lab stays ahead of math-verify."""
+    from grader_fresh import FRESH
+    from grader_heldout import HELDOUT
+
+    for cases, floor in ((HELDOUT, 63), (FRESH, 31)):  # 2026-11-23, after the issue-28 rules
+        ours = sum(is_correct(c, r) == want for c, r, want in cases)
+        assert ours >= floor, f"{ours} of {len(cases)} (recorded: {floor})"
+
+
+def test_numpy_float32_references_are_read_in_their_own_precision():
+    assert is_correct("#### 0.1", np.float32(0.1))  # float() would give 0.10000000149011612
+    assert is_correct("#### 2.5", np.float16(2.5)) and not is_correct("#### 0.1", np.float32(0.2))
 
 
 @pytest.mark.parametrize("text", ["\\boxed{" * 50_000, " " * 300_000, " \t\n" * 100_000, "\\boxed{ 1" * 20_000])

@@ -11,14 +11,21 @@ canonical number string, or ``None``. Where it looks:
    and then says "that is wrong; the answer is 25" answered 25;
 2. a completion with no marker and no words (letters outside LaTeX commands), such as ``4 1/2``,
    ``2^3`` or ``10-3=7``, is read as one marker fragment;
-3. fallback: the last number anywhere in the text.
+3. fallback: the last number anywhere in the text; in a text with no digit at all, the last number
+   written in words ("so there are thirty-six eggs" → 36).
 
-Within a marker fragment the first number is the answer, after three readings: a worked expression
-is read after its last "=" ("#### 3 + 4 = 7" → 7); a fragment that starts with "not" skips the
-negated number ("the answer is not 5, it is 6" → 6); a fragment with no digit is read as number
-words ("#### five" → 5, "twenty-one", "one hundred and five"). Forms read inside a fragment, the
+Within a marker fragment the first number is the answer, the one the completion commits to, after
+four readings: a worked expression is read after its last "=" ("#### 3 + 4 = 7" → 7), but only the
+expression up to the first word after its first number, so working shown after the answer is not the
+answer ("The answer is 18. This is because 16 - 3 - 4 = 9 ..." → 18); a fragment that starts with
+"not" skips the negated number ("the answer is not 5, it is 6" → 6); a hedge between two numbers
+commits to neither ("either 5 or 6", "5, or maybe 6" → no answer, whatever the other markers say: a
+reward that accepted it would teach a policy to hedge); a fragment with no digit is read as number
+words ("#### five" → 5, "twenty-one", "one hundred and five", "seven and a half" → 7.5). Inside a
+marker, a scale word multiplies ("1.5 million" → 1500000) and a comma followed by one or two digits
+is a decimal comma ("3,5" → 3.5; "1,250" keeps its thousands comma). Forms read inside a fragment, the
 earliest-starting one first: ``\\frac{a}{b}`` and ``\\frac34``, mixed numbers ``2\\frac{1}{2}`` and
-``4 1/2`` (→ 4.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
+``4 1/2`` (→ 4.5; a sign belongs to the whole: ``-1 1/2`` → -1.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
 ``\\cdot``, ``*``), ``\\sqrt{4}`` when the root is rational (an irrational root is not a number
 here), "a/b", and plain numbers. In free text (3) a power of a unit ("12 m^2") is not a number, nor is
 an irrational root. Numbers are read exactly (as fractions, never through binary floats or a 28-digit decimal context) and written back
@@ -39,11 +46,13 @@ Choices (documented, tested):
 It never raises, whatever the text. ``is_correct(completion, reference)`` compares the
 completion's answer with the reference's (a GSM8K answer field with its "#### N" line, a bare
 number string, an int or a float: a float is read from its shortest repr, so ``1e20`` is
-100000000000000000000, not 20).
+100000000000000000000, not 20, and a numpy float from the shortest text in its own precision, so
+``numpy.float32(0.1)`` is 0.1).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -71,14 +80,32 @@ _ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
 _NUM = r"(" + _MARKED_NUM + r")"
 _EXP = r"\^\s*(?:\{\s*([-+−]?\d{1,3})\s*\}|([-+−]?\d{1,3})(?!\d))"  # an exponent: ^3, ^{10}, ^{-2}
 _FRAC_SHORT_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*(\d)\s*(\d)")  # \frac34: one-digit arguments
-_MIXED_TEX_RE = re.compile(r"(?<!\d)(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
-_MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?![\d.])")
+_MIXED_SIGN = r"(?:(?<![\d)])([-+−]))?"  # "-1 1/2" is -(1 + 1/2): the sign belongs to the whole mixed number
+_MIXED_TEX_RE = re.compile(r"(?<!\d)" + _MIXED_SIGN + r"(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*"
+                           r"(?:\{\s*(\d+)\s*\}|(\d))")
+_MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])" + _MIXED_SIGN + r"(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?![\d.])")
+# inside an answer marker only: "1.5 million" (a scale word after a number), "3,5" (a decimal comma: one or two
+# digits after the comma and no further group; "1,250" stays a thousands comma)
+_SCALED_RE = re.compile(r"(?<![\d.,])(" + _SIGN + _BODY + r")\s*(thousand|million|billion|trillion)\b",
+                        re.IGNORECASE)
 # a power or a scientific form starts where a number starts, never inside a run of digits or of spaced digit
 # groups: tried at every position of a long run, each try rescanned the rest of it (quadratic time on
 # "7" x 20000, "111," x N, "1 000 000 ...", "0.000...1": the degenerate outputs RL produces)
 _NUM_START = r"(?<![\d.,])(?<!\d[ \u2009\u202f])"
 _SCI_RE = re.compile(_NUM_START + _NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" + _EXP)
 _POW_RE = re.compile(_NUM_START + _NUM + r"\s*" + _EXP)
+_DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,])")
+# "either 5 or 6", "5 or 6": a hedge between two numbers commits to neither
+_HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?[-+−$]?\.?\d", re.IGNORECASE)
+_WORD2_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word of 2+ letters, not a LaTeX command
+_SCALE_WORDS = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+
+
+class _Hedge(str):
+    """What :func:`_marked_number` returns for "either 5 or 6": an answer marker that commits to no number."""
+
+
+HEDGE = _Hedge("hedge")
 _SQRT_RE = re.compile(r"\\sqrt\s*\{\s*(" + _BODY + r")\s*\}")
 _UNIT_POWER_RE = re.compile(r"(?<=[A-Za-z])\^\s*(?:\{[^{}]{0,8}\}|[-+−]?\d+)")  # m^2, cm^{3}: units
 _NOT_RE = re.compile(r"\s*not\b", re.IGNORECASE)
@@ -165,10 +192,27 @@ def _words_number(fragment: str) -> str | None:
                 total, current = total + current * _SCALES[w], 0
         elif w == "and" and seen:
             continue
+        elif w == "a" and seen and fragment[:m.start()].rstrip().lower().endswith("and"):
+            continue  # "seven and a half"
+        elif w in ("half", "quarter") and seen and fragment[:m.start()].rstrip().lower().endswith(" a"):
+            return canonical(total + current + Fraction(1, 2 if w == "half" else 4))
         else:
             break
         seen = True
     return canonical(Fraction(total + current)) if seen else None
+
+
+_NUMBER_WORD = "|".join([*_ONES, *_TENS, *_SCALES])
+_WORDS_RUN_RE = re.compile(r"\b(?:" + _NUMBER_WORD + r")(?:(?:[ -]+(?:and[ ]+)?)(?:" + _NUMBER_WORD + r"))*\b"
+                           r"(?:[ ]+and[ ]+a[ ]+(?:half|quarter)\b)?", re.IGNORECASE)
+
+
+def _last_words_number(text: str) -> str | None:
+    """The last number written in words in ``text`` ("so there are thirty-six eggs" → 36), or None."""
+    last = None
+    for last in _WORDS_RUN_RE.finditer(text):
+        pass
+    return _words_number(last.group(0)) if last is not None else None
 
 
 def _power(base: str, exp: str | None) -> str | None:
@@ -197,14 +241,23 @@ def _candidates(fragment: str):
     def exp_of(m, i):
         return m.group(i) if m.group(i) is not None else m.group(i + 1)
 
+    def signed(sign, x):
+        return canonical(-x if sign in ("-", "−") else x)
+
     for m in _MIXED_TEX_RE.finditer(fragment):
-        whole, a, b = m.group(1), m.group(2) or m.group(3), m.group(4) or m.group(5)
+        whole, a, b = m.group(2), m.group(3) or m.group(4), m.group(5) or m.group(6)
         if int(b) != 0:
-            yield m.start(), -len(m.group(0)), canonical(Fraction(int(whole)) + Fraction(int(a), int(b)))
+            yield m.start(), -len(m.group(0)), signed(m.group(1), Fraction(int(whole)) + Fraction(int(a), int(b)))
     for m in _MIXED_SLASH_RE.finditer(fragment):
-        whole, a, b = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        whole, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
         if 0 < a < b:  # a proper fraction after a whole number: "4 1/2"
-            yield m.start(), -len(m.group(0)), canonical(whole + Fraction(a, b))
+            yield m.start(), -len(m.group(0)), signed(m.group(1), whole + Fraction(a, b))
+    for m in _SCALED_RE.finditer(fragment):
+        x = _fraction(m.group(1))
+        if x is not None:
+            yield m.start(), -len(m.group(0)), canonical(x * _SCALE_WORDS[m.group(2).lower()])
+    for m in _DECIMAL_COMMA_RE.finditer(fragment):
+        yield m.start(), -len(m.group(0)), normalize_number(f"{m.group(1)}.{m.group(2)}")
     for regex in (_FRAC_RE, _FRAC_SHORT_RE):
         for m in regex.finditer(fragment):
             yield m.start(), -len(m.group(0)), _frac_value(m)
@@ -225,8 +278,12 @@ def _marked_number(fragment: str) -> str | None:
     """The answer in an answer-marker fragment (the readings and forms of the module doc), or None."""
     fragment = (fragment.replace("{,}", ",").replace("\\,", " ").replace("\\!", "").replace("\\left", "")
                 .replace("\\right", ""))
-    if "=" in fragment:  # a worked expression: its result
-        fragment = fragment.rsplit("=", 1)[1]
+    digit = re.search(r"\d", fragment)
+    if digit is not None:  # a worked expression is read for its result, "3 + 4 = 7" -> 7, but only the expression
+        word = _WORD2_RE.search(fragment, digit.start())  # the answer commits to: what follows the first word
+        expression = fragment[:word.start()] if word else fragment  # after a number ("18. This is because
+        if "=" in expression:  # 16 - 3 - 4 = 9 ...") is working shown after the answer, not the answer
+            fragment = expression.rsplit("=", 1)[1]
     negated = _NOT_RE.match(fragment)
     if negated:  # "not 5, it is 6": the first number is the one denied
         rest = fragment[negated.end():]
@@ -236,6 +293,8 @@ def _marked_number(fragment: str) -> str | None:
         fragment = rest[first[0] - first[1]:]
     best = min(_candidates(fragment), key=lambda c: c[:2], default=None)
     if best is not None:  # the earliest, longest form; None when that form has no exact value (sqrt(2), 1/0)
+        if _HEDGE_RE.match(fragment, best[0] - best[1]):
+            return HEDGE  # "5 or 6": no single answer
         return best[2]
     return _words_number(fragment) if not re.search(r"\d", fragment) else None
 
@@ -281,12 +340,16 @@ def extract_answer(text) -> str | None:
         markers.append((m.start(), text[m.end():end].split("\n", 1)[0], False))
     for _, fragment, final in sorted(markers, key=lambda t: t[0], reverse=True):
         ans = _marked_number(fragment)
+        if ans is HEDGE:
+            return None
         if ans is not None or final:  # a "####" line or a box is the answer, readable or not; a phrase
             return ans                 # without a number ("the answer is the total") is passed over
     if not re.search(r"[A-Za-z]", _LATEX_CMD_RE.sub("", text)):  # no words: the whole text is the answer
         ans = _marked_number(text)
         if ans is not None:
-            return ans
+            return None if ans is HEDGE else ans
+    if not re.search(r"\d", text):  # no digit anywhere: the last number written in words ("thirty-six eggs")
+        return _last_words_number(text)
     return _last_number(text)
 
 
@@ -300,7 +363,11 @@ def reference_answer(reference) -> str:
     if isinstance(reference, numbers.Integral) and not isinstance(reference, bool):
         reference = int(reference)  # numpy and other integer types
     elif isinstance(reference, numbers.Real) and not isinstance(reference, (bool, int)):
-        reference = float(reference)  # np.float64's repr is "np.float64(72.0)": read the plain float
+        if type(reference).__module__ == "numpy" and math.isfinite(reference):
+            # numpy's str is the shortest text that reads back in the scalar's own precision: float32(0.1) is
+            # "0.1", where float() would give 0.10000000149011612
+            return canonical(Fraction(Decimal(str(reference))))
+        reference = float(reference)
     if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
         raise TypeError(f"reference must be a GSM8K answer string or a number, got {type(reference).__name__}")
     if isinstance(reference, float) and reference != reference:
