@@ -46,6 +46,7 @@ class RunLog:
     group_size: int | None = None
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # rows that lack keys: shown in the report and by the CLI
+    n_rows: int | None = None  # rows in the file, when ``rows`` holds them averaged per step (a CSV export)
 
     @property
     def n_runs(self) -> int:
@@ -148,29 +149,79 @@ def _from_jsonl(path: Path) -> RunLog:
     return RunLog("grpo_lab", path, rows, group_size=G)
 
 
+CSV_POINTS = 10_000  # an export with more distinct steps is averaged into this many equal-width step ranges
+CSV_MB_PER_S = 4.0  # measured reading rate of a W&B export (docs/benchmarks.md), for the time estimate
+
+
 def _from_csv(path: Path) -> RunLog:
+    """A W&B-style CSV export, streamed: each row keeps three floats (step, degenerate fraction, reward), so a
+    100 MB export of 3.9M rows fits in about 100 MB; rows at one step are averaged (as :meth:`RunLog.series`
+    does), and more than :data:`CSV_POINTS` distinct steps are averaged into that many step ranges."""
+    from array import array
+
+    steps, degs, rews = array("d"), array("d"), array("d")
+    n_rows = no_step = no_reward = 0
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:  # spreadsheet exports often start with a BOM
-            table = list(csv.DictReader(f))
+            reader = csv.reader(f)
+            cols = next(reader, None)
+            if not cols:
+                raise LogFormatError(f"{path} has no rows")
+
+            def find(*names):
+                return next((i for i, c in enumerate(cols) if c.split("/")[-1] in names), None)
+
+            step, zero, reward = find("Step", "step", "_step", "global_step"), find("frac_reward_zero_std"), find("reward")
+            if step is None or zero is None:
+                raise LogFormatError(f"{path}: a CSV export needs a step column and a frac_reward_zero_std column; "
+                                     f"found {', '.join(cols[:8])}")
+            nan = float("nan")
+            for row in reader:
+                n_rows += 1
+                d = _num(row[zero]) if zero < len(row) else None
+                if d is None:
+                    continue
+                s = _num(row[step]) if step < len(row) else None
+                r = _num(row[reward]) if reward is not None and reward < len(row) else None
+                no_step += s is None
+                no_reward += r is None
+                steps.append(nan if s is None else s)
+                degs.append(d)
+                rews.append(nan if r is None else r)
     except (csv.Error, UnicodeDecodeError) as e:
         raise LogFormatError(f"{path} is not a readable CSV ({e})") from None
-    if not table:
+    if n_rows == 0:
         raise LogFormatError(f"{path} has no rows")
-    cols = list(table[0])
-
-    def find(*names):
-        for c in cols:
-            if c.split("/")[-1] in names:
-                return c
-        return None
-
-    step, zero, reward = find("Step", "step", "_step", "global_step"), find("frac_reward_zero_std"), find("reward")
-    if step is None or zero is None:
-        raise LogFormatError(f"{path}: a CSV export needs a step column and a frac_reward_zero_std column; "
-                             f"found {', '.join(cols[:8])}")
-    rows = [dict(step=_num(r[step]), degenerate=_num(r[zero]), reward=_num(r[reward]) if reward else None)
-            for r in table if _num(r[zero]) is not None]
-    return RunLog("csv", path, rows)
+    st, de, rw = (np.frombuffer(a, dtype=float) if len(a) else np.zeros(0) for a in (steps, degs, rews))
+    bad = np.flatnonzero(np.isfinite(de) & ((de < 0) | (de > 1)))
+    if bad.size:
+        i = int(bad[0])
+        raise LogFormatError(f"{path}: row {i} (step {st[i]:g}) has degenerate = {de[i]}, not a fraction in [0, 1]; "
+                             "is this the right column?")
+    log = RunLog("csv", path, [], n_rows=n_rows)
+    for missing, what in ((no_step, "a step"), (no_reward if reward is not None else len(st), "a mean reward")):
+        if missing:
+            log.warnings.append(f"{missing} of {len(st)} rows lack {what}; they are left out of that series")
+    keep = np.isfinite(st) & np.isfinite(de)
+    st, de, rw = st[keep], de[keep], rw[keep]
+    if not st.size:
+        return log
+    uniq, where = np.unique(st, return_inverse=True)
+    if uniq.size > CSV_POINTS:  # equal-width step ranges, each reported at its mean step
+        edges = np.linspace(uniq[0], uniq[-1], CSV_POINTS + 1)
+        where = np.clip(np.searchsorted(edges, st, side="right") - 1, 0, CSV_POINTS - 1)
+        log.notes.append(f"{uniq.size} distinct steps averaged into {CSV_POINTS} equal step ranges")
+    size = int(where.max()) + 1
+    count = np.bincount(where, minlength=size)
+    has_r = np.isfinite(rw)
+    n_r = np.bincount(where, weights=has_r, minlength=size)
+    mean = {k: np.bincount(where, weights=v, minlength=size) / np.maximum(c, 1)
+            for k, v, c in (("step", st, count), ("degenerate", de, count), ("reward", np.where(has_r, rw, 0), n_r))}
+    if count.sum() > size:
+        log.notes.append(f"{n_rows} CSV rows read; rows at one step averaged ({size} points)")
+    log.rows = [dict(step=float(mean["step"][i]), degenerate=float(mean["degenerate"][i]),
+                     reward=float(mean["reward"][i]) if n_r[i] else None) for i in range(size) if count[i]]
+    return log
 
 
 def read_log(path) -> RunLog:
@@ -211,6 +262,8 @@ def _check_rows(log: RunLog) -> RunLog:
         raise LogFormatError(f"{log.source}: no row has both a step and a finite degenerate fraction; nothing to "
                              "report")
     for key, what in (("step", "a step"), ("degenerate", "a degenerate fraction"), ("reward", "a mean reward")):
+        if log.n_rows is not None:  # counted over the file's rows as they were read
+            break
         missing = sum(1 for r in log.rows if r.get(key) is None)
         if missing:
             log.warnings.append(f"{missing} of {len(log.rows)} rows lack {what}; they are left out of that series")
@@ -292,15 +345,16 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     s_rew, rew = log.series("reward")
     runs = (f" from {log.n_runs} runs of {len(methods)} methods (read per method)" if methods else
             f" from {log.n_runs} runs (averaged per step)" if log.n_runs > 1 else "")
-    md = [f"# Starvation report: `{log.source}`", "", f"Log kind: **{log.kind}**; {len(log.rows)} logged rows{runs}.",
+    md = [f"# Starvation report: `{log.source}`", "", f"Log kind: **{log.kind}**; {log.n_rows if log.n_rows is not None else len(log.rows)} logged rows{runs}.",
           *[f"Note: {n}." for n in log.notes], *[f"**Warning:** {w}." for w in log.warnings], "", "## What this log can and cannot tell", "",
           *[f"- {c}" for c in capabilities(log)], "", "## Summary", ""]
     if methods:
         md += method_summary(methods)
+    unit = "step range" if any("step ranges" in n for n in log.notes) else "step"  # a binned CSV export
     if deg.size and not methods:
-        md.append(f"- degenerate fraction: {_first_last(deg)}, whole run {deg.mean():.3f}")
+        md.append(f"- degenerate fraction: {_first_last(deg, unit)}, whole run {deg.mean():.3f}")
     if rew.size and not methods:
-        md.append(f"- mean reward: {_first_last(rew)}")
+        md.append(f"- mean reward: {_first_last(rew, unit)}")
     if log.kind == "grpo_lab" and not methods:
         s_f, fail = log.series("all_fail")
         s_p, pas = log.series("all_pass")
@@ -350,13 +404,14 @@ def method_figures(log: RunLog, methods: dict) -> dict:
 FEW_STEPS = 5  # a "first"/"last" window of fewer logged steps than this is one noisy number, and says so
 
 
-def _first_last(values) -> str:
-    """"first k steps (10%) X, last k steps Y", naming k, and saying when k is too few steps to read a trend."""
+def _first_last(values, unit: str = "step") -> str:
+    """"first k steps (10%) X, last k steps Y", naming k, and saying when k is too few steps to read a trend.
+    ``unit`` names what one value is ("step", or "step range" for a binned CSV export)."""
     v = np.asarray(values, dtype=float)
     q = max(1, v.size // 10)
-    few = f" (only {q} step{'s' if q > 1 else ''} each: too few to read a trend)" if q < FEW_STEPS else ""
-    return (f"first {q} step{'s' if q > 1 else ''} (10% of {v.size}) {v[:q].mean():.3f}, last {q} "
-            f"{v[-q:].mean():.3f}{few}")
+    units = unit + ("s" if q > 1 else "")
+    few = f" (only {q} {units} each: too few to read a trend)" if q < FEW_STEPS else ""
+    return f"first {q} {units} (10% of {v.size}) {v[:q].mean():.3f}, last {q} {v[-q:].mean():.3f}{few}"
 
 
 def method_summary(methods: dict) -> list[str]:
@@ -409,6 +464,10 @@ def inspect_run(path, out=None, group_size: int | None = None, warn=None) -> Pat
 
     ``warn`` (e.g. ``print``) receives each warning about rows that lack keys; they are also in the report.
     """
+    size_mb = Path(path).stat().st_size / 1e6 if Path(path).is_file() else 0.0
+    if size_mb > 20 and warn is not None:
+        warn(f"{path} is {size_mb:.0f} MB: reading it takes about {size_mb / CSV_MB_PER_S:.0f} s at the measured "
+             f"{CSV_MB_PER_S:g} MB/s")
     log = read_log(path)
     for w in log.warnings:
         if warn is not None:

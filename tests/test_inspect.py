@@ -147,3 +147,44 @@ def test_a_comparison_is_read_per_method_with_labelled_series(tmp_path):
     assert grpo.split("|")[4].strip().startswith("0.790")  # grpo alone, steps 1-3, seeds 0-2: 0.8 - 0.02 + 0.01
     assert "(3 steps); with fewer than 5 steps these are single noisy numbers" in report
     assert "mean over runs" not in report
+
+
+def test_a_csv_export_is_averaged_per_step_and_bounded(tmp_path, monkeypatch):
+    """Issue 28: a 100 MB export (3.9M rows) took 2.9 GB; now each row keeps three floats and the rows become at
+    most CSV_POINTS points, averaged per step (what the report's series did with them anyway)."""
+    import grpo_lab.diagnose as d
+
+    monkeypatch.setattr(d, "CSV_POINTS", 50)
+    rng = np.random.default_rng(0)
+    steps = np.repeat(np.arange(200), 3)  # three runs logged at each step, 200 steps
+    deg = rng.uniform(0, 1, steps.size)
+    lines = ["Step,train/frac_reward_zero_std,train/reward"] + [f"{s},{x:.6f},{1 - x:.6f}" for s, x in zip(steps, deg)]
+    lines.append("7,0.5,")  # a row without a reward
+    (tmp_path / "big.csv").write_text("\n".join(lines) + "\n")
+    log = read_log(tmp_path / "big.csv")
+    assert log.n_rows == steps.size + 1 and len(log.rows) == 50  # 200 steps -> 50 ranges of 4 steps
+    assert any("200 distinct steps averaged into 50" in n for n in log.notes)
+    assert log.warnings == [f"1 of {steps.size + 1} rows lack a mean reward; they are left out of that series"]
+    first = deg[:12]  # steps 0-3, three rows each: the first range
+    assert log.rows[0]["step"] == pytest.approx(1.5)
+    assert log.rows[0]["degenerate"] == pytest.approx(first.mean(), abs=1e-6)
+    monkeypatch.setattr(d, "CSV_POINTS", 10_000)  # every step its own point: the per-step means
+    log = read_log(tmp_path / "big.csv")
+    assert len(log.rows) == 200
+    s7 = [r for r in log.rows if r["step"] == 7][0]
+    assert s7["degenerate"] == pytest.approx((deg[21:24].sum() + 0.5) / 4, abs=1e-6)
+    assert s7["reward"] == pytest.approx((1 - deg[21:24]).mean(), abs=1e-6)  # the row without one left out
+
+
+def test_inspect_says_how_long_a_big_file_takes(tmp_path, monkeypatch):
+    import grpo_lab.diagnose as d
+
+    path = tmp_path / "w.csv"
+    path.write_text("Step,train/frac_reward_zero_std\n1,0.5\n")
+    monkeypatch.setattr(d.Path, "stat", lambda self: type("S", (), {"st_size": 100e6, "st_mode": 0o100644})())
+    said = []
+    monkeypatch.setattr(d, "read_log", lambda p: (_ for _ in ()).throw(RuntimeError("stop")))
+    with pytest.raises(RuntimeError, match="stop"):
+        d.inspect_run(path, warn=said.append)
+    assert said == [f"{path} is 100 MB: reading it takes about {100 / d.CSV_MB_PER_S:.0f} s at the measured "
+                    f"{d.CSV_MB_PER_S:g} MB/s"]
