@@ -37,7 +37,7 @@ from transformers.utils import logging as hf_logging
 from grpo_lab import checks, viz
 from grpo_lab.config import smollm2_study
 from grpo_lab.policy import smollm2_gguf
-from grpo_lab.stats import fmt_ci, mean_ci, separated, t_quantile
+from grpo_lab.stats import diff_ci, fmt_ci, mean_ci, seeds_needed, separated
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 hf_logging.disable_progress_bar()  # weight-loading bars
@@ -192,18 +192,9 @@ for m in methods:
 # %% [markdown]
 # How many seeds would it take? From the measured seed-to-seed spread and the measured difference, the
 # seeds per method that a two-sided test at 5% with 80% power would need (notebook 09's arithmetic, with t
-# quantiles in place of normal ones, which matter at a handful of seeds):
+# quantiles in place of normal ones, which matter at a handful of seeds: `grpo_lab.stats.seeds_needed`):
 
 # %%
-def seeds_needed(a, b, most=1000):
-    """The smallest n per method with (t_0.975 + t_0.80, 2n - 2 df) x sd x sqrt(2 / n) <= |mean(a) - mean(b)|:
-    a two-sided test at 5% with 80% power (t quantiles: with few seeds the normal ones promise too few)."""
-    sd = np.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)
-    diff = abs(np.mean(a) - np.mean(b))
-    return next((n for n in range(2, most + 1)
-                 if (t_quantile(2 * n - 2) + t_quantile(2 * n - 2, 0.6)) * sd * np.sqrt(2 / n) <= diff), None)
-
-
 need = {}
 for lr in lrs:
     a, b = cell(by_lr[lr], "sign", "greedy"), cell(by_lr[lr], "grpo", "greedy")
@@ -214,10 +205,10 @@ for lr in lrs:
 measured = np.mean(cell(by_lr[1e-4], "sign", "greedy")) - np.mean(cell(by_lr[1e-4], "grpo", "greedy"))
 
 # %% [check]
-a, b = cell(by_lr[1e-4], "sign", "greedy"), cell(by_lr[1e-4], "grpo", "greedy")
-noise = t_quantile(min(len(a), len(b)) - 1) * np.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
+dd, lo, hi = diff_ci(cell(by_lr[1e-4], "sign", "greedy"), cell(by_lr[1e-4], "grpo", "greedy"))
+noise = hi - dd  # the 95% half-width of the measured difference (grpo_lab.stats.diff_ci): its own noise
 checks.check_prediction(my_prediction(), measured, "exercise 10.1: sign - grpo greedy accuracy at lr 1e-4",
-                        tol=noise)  # the 95% half-width of the measured difference: its own noise
+                        tol=noise)
 
 # %% [markdown]
 # ### Beside the paper, in words
@@ -226,13 +217,6 @@ checks.check_prediction(my_prediction(), measured, "exercise 10.1: sign - grpo g
 # `scripts/readme_excerpt.py` from the same results), next to the paper's claim.
 
 # %%
-def diff_ci(a, b):
-    """Mean of a - b and its 95% interval (Welch-style standard error, t with min(n) - 1 degrees of freedom)."""
-    half = t_quantile(min(len(a), len(b)) - 1) * np.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
-    d = float(np.mean(a) - np.mean(b))
-    return d, d - half, d + half
-
-
 sentences = []
 for lr in lrs:
     d = by_lr[lr]

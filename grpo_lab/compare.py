@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checks import as_number
 from .config import RunConfig, method_name, parse_method
 from .io import DirLock, differing_keys, display_path, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_of
@@ -149,10 +150,13 @@ def read_config(out: Path) -> dict:
 
 
 def _is_number(x, low=None, high=None) -> bool:
-    import math
-
-    return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-            and (low is None or x >= low) and (high is None or x <= high))
+    """Whether a value read from JSON is a finite number in ``[low, high]`` (:func:`grpo_lab._checks.as_number`'s
+    rule, as a predicate)."""
+    try:
+        as_number("value", x, low=low, high=high)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def evaluation_problems(ev, simulated: bool = False, problems: int | None = None) -> str | None:

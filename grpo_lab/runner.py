@@ -252,6 +252,7 @@ class LanguageModel:
         from .trl import CompletionBudget, StarvationCallback, trainer_class
 
         model, tok, info = self.load(cfg)
+        dtype, dtype_why = run_dtype(cfg)  # resolved once: the dtype the weights were loaded in, and why
         system = system_prompt(cfg)
         train_set = train_problems(cfg)
         resume = _checkpoint_step(workdir) if cfg.save_steps else None
@@ -269,7 +270,7 @@ class LanguageModel:
             loss_fn=loss_fn, sampling=cfg.sampling, max_generation_rounds=cfg.max_generation_rounds,
             on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=group_filter)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
-        settings = {**trainer_settings(trainer.args), "model_dtype": run_dtype(cfg)[0]}
+        settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
         train_s = time.perf_counter() - t0
@@ -279,7 +280,7 @@ class LanguageModel:
                    steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
-                   dtype=info.dtype, dtype_why=run_dtype(cfg)[1])
+                   dtype=info.dtype, dtype_why=dtype_why)
         if evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,

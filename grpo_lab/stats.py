@@ -139,3 +139,33 @@ def separated(a, b, confidence: float = 0.95) -> str | None:
     if blo > ahi:
         return "b"
     return None
+
+
+def diff_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean(a) - mean(b), lo, hi)``: the difference of two means over seeds and its t-interval (Welch's standard
+    error ``sqrt(s_a^2 / n_a + s_b^2 / n_b)``, t quantile at ``min(n_a, n_b) - 1`` degrees of freedom, the
+    conservative choice). Introduced in notebook 10."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a difference interval needs at least 2 values on each side, got {a.size} and {b.size}")
+    half = t_quantile(min(a.size, b.size) - 1, confidence) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    d = float(a.mean() - b.mean())
+    return d, d - half, d + half
+
+
+def seeds_needed(a, b, most: int = 1000) -> int | None:
+    """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
+    ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with
+    ``(t_{0.975, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference|`` (t quantiles: with few seeds the
+    normal ones of notebook 09 promise too few). ``None`` when more than ``most`` would be needed (or the
+    difference is 0). Introduced in notebook 10; the README's study lines use it too."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a seed count needs at least 2 values on each side to measure the spread, got {a.size} "
+                         f"and {b.size}")
+    sd = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    diff = abs(float(a.mean() - b.mean()))
+    if diff == 0:
+        return None
+    return next((n for n in range(2, most + 1)
+                 if (t_quantile(2 * n - 2) + t_quantile(2 * n - 2, 0.6)) * sd * math.sqrt(2 / n) <= diff), None)

@@ -99,23 +99,6 @@ def comparisons():
     return [(label, report) for *_, label, report in sorted(out, key=lambda t: t[:4])]
 
 
-def seeds_needed(a, b, most: int = 1000) -> int | None:
-    """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
-    ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with
-    (t_{0.975, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference| (the t form: with few seeds the normal
-    approximation of notebook 09 promises too few). None when more than ``most`` would be needed."""
-    import numpy as np
-
-    from grpo_lab.stats import t_quantile
-
-    sd = float(np.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2))
-    diff = abs(float(np.mean(a)) - float(np.mean(b)))
-    for n in range(2, most + 1):
-        if (t_quantile(2 * n - 2) + t_quantile(2 * n - 2, 0.6)) * sd * np.sqrt(2 / n) <= diff:
-            return n
-    return None
-
-
 def study_verdicts() -> str:
     """The real-model study's lines, in words, beside the paper's claim: per learning rate, each method's held-out
     greedy accuracy and pass@1 against the start and against GRPO (apart only where 95% t-intervals over seeds do
@@ -126,7 +109,7 @@ def study_verdicts() -> str:
     sys.path.insert(0, str(ROOT))
     from grpo_lab.compare import load_results, read_config
     from grpo_lab.io import read_json
-    from grpo_lab.stats import fmt_ci, mean_ci, separated
+    from grpo_lab.stats import fmt_ci, mean_ci, seeds_needed, separated
 
     dirs = sorted(RESULTS.glob(STUDY), key=lambda d: read_config(d)["base"].learning_rate)
     if not dirs:
