@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .advantages import ESTIMATORS
 from .config import RunConfig, cli_fields, gsm8k_config, parse_method
+from .sampling import get_sampling
 
 DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo", "grpo+drop", "grpo+skip")
 # --quick: what the tests run; about half a minute on 2 CPU cores (measured 2026-11-22)
@@ -174,7 +175,7 @@ def _compare(a) -> int:
                 setattr(base, name, getattr(a, name))
         base.validate()
         if base.policy == "tabular" and a.estimators is None:  # the simulator has no generation to sample
-            estimators = [m for m in estimators if parse_method(m)["sampling"] == "none" and
+            estimators = [m for m in estimators if not get_sampling(parse_method(m)["sampling"]).acts and
                           not parse_method(m)["skip_prob"]]
         out = new_run_dir(a.out)
         with _removed_if_refused(out, "results"):

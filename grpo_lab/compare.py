@@ -38,6 +38,7 @@ from .config import RunConfig, method_name, parse_method
 from .io import DirLock, differing_keys, display_path, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_of
 from .runner import KS, evaluate_start, train
+from .sampling import get_sampling
 from .starvation import start_starvation, summarize_rows
 from .stats import fmt_ci, mean_ci, mean_ci_columns
 
@@ -423,7 +424,7 @@ def unused_settings(base: RunConfig, methods, backends) -> list[str]:
     """The settings of ``base`` that did not act on any run: Unsloth's fields where no run used Unsloth, dynamic
     sampling's where no method samples dynamically, LoRA's on a fully fine-tuned or tabular policy."""
     out = [] if "unsloth" in backends else list(UNSLOTH_ONLY)
-    if not any(parse_method(m)["sampling"] == "dynamic" for m in methods):
+    if not any(get_sampling(parse_method(m)["sampling"]).refills for m in methods):
         out += DYNAMIC_ONLY
     if base.lora_r is None or base.policy in ("tiny-lm", "tabular"):
         out += ["lora_r", "lora_alpha"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ._checks import as_int, as_number
 from .advantages import estimator_names, is_estimator
+from .sampling import check_sampling, get_sampling, sampling_names  # noqa: F401 (check_sampling: re-exported)
 
 DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
 
@@ -24,26 +25,9 @@ def _f(default, help: str, cli: str | None = None, **kw):
     return field(default=default, metadata={"help": help, "cli": cli, **kw})
 
 
-SAMPLINGS = ("none", "dynamic", "drop")
-ON_EXHAUSTED = ("train", "skip")
-
-
-def check_sampling(sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
-                   skip_prob: float = 0.0) -> None:
-    """Raise ``ValueError`` naming a bad sampling setting (the trainer and :class:`grpo_lab.config.RunConfig`)."""
-    if sampling not in SAMPLINGS:
-        raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
-    as_int("max_generation_rounds", max_generation_rounds, minimum=1)
-    if on_exhausted not in ON_EXHAUSTED:
-        raise ValueError(f"on_exhausted must be 'train' (train on the informative groups found) or 'skip' "
-                         f"(no policy-gradient step), got {on_exhausted!r}")
-    try:  # any real number type (numpy.float32 included); bools and strings are not numbers
-        ok = 0 <= as_number("skip_prob", skip_prob) < 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"skip_prob must be a number in [0, 1) (a skipped prompt must be able to come back), "
-                         f"got {skip_prob!r}")
+def _acting_rules() -> list[str]:
+    """The registered sampling rules that change what a step trains on (``+<name>`` in a method name)."""
+    return [n for n in sampling_names() if get_sampling(n).acts]
 
 
 SPECIAL_POLICIES = ("tiny-lm", "tabular")  # the two that are not language models with a chat template
@@ -90,10 +74,11 @@ class RunConfig:
     unsloth_cache: str | None = _f(None, "Unsloth backend: a directory for its compile cache between processes "
                                          "(notebook 06 puts it on Google Drive)")
     smoke: bool = _f(False, "the task's offline stand-in data (GSM8K: the synthetic word problems)")
-    sampling: str = _f("none", "which groups a step trains on: none (every group generated), dynamic (DAPO's dynamic "
-                               "sampling: degenerate groups dropped, more prompts generated until the batch is full "
-                               "of informative ones), drop (degenerate groups left out of the loss and its "
-                               "normaliser, no refill); set per run by a method name such as dapo (notebook 09)")
+    sampling: str = _f("none", "which groups a step trains on: a rule of grpo_lab.sampling, none (every group "
+                               "generated), dynamic (DAPO's dynamic sampling: degenerate groups dropped, more prompts "
+                               "generated until the batch is full of informative ones), drop (degenerate groups left "
+                               "out of the loss and its normaliser, no refill), or one registered with "
+                               "register_sampling; set per run by a method name such as dapo (notebook 09)")
     skip_prob: float = _f(0.0, "probability of replacing, before generation, a prompt whose latest group was "
                                "degenerate (0: never; set per run by a method name such as grpo+skip)")
     max_generation_rounds: int = _f(8, "dynamic sampling: at most this many generation rounds per step (a round = "
@@ -160,7 +145,7 @@ class RunConfig:
         if not (isinstance(self.epsilon_high, (int, float)) and not isinstance(self.epsilon_high, bool)
                 and math.isfinite(self.epsilon_high) and self.epsilon_high >= 0):
             raise ValueError(f"epsilon_high must be a number >= 0, got {self.epsilon_high!r}")
-        if (self.sampling != "none" or self.skip_prob > 0) and self.policy == "tabular":
+        if (get_sampling(self.sampling).acts or self.skip_prob > 0) and self.policy == "tabular":
             raise ValueError("sampling and prompt skipping act on a trainer's generation batches; the tabular "
                              "simulator has none (use a language-model policy)")
         if not isinstance(self.unsloth_compile, bool):
@@ -258,7 +243,7 @@ def parse_method(name: str) -> dict:
                          f" (or a recipe: {', '.join(METHODS)})")
     for part in parts:
         key, _, value = part.partition("=")
-        if key in ("dynamic", "drop") and not value and out["sampling"] == "none":
+        if key in _acting_rules() and not value and not get_sampling(out["sampling"]).acts:
             out["sampling"] = key
         elif key == "skip" and out["skip_prob"] == 0.0:
             try:
@@ -268,8 +253,8 @@ def parse_method(name: str) -> dict:
             if not 0 < out["skip_prob"] < 1:
                 raise ValueError(f"+skip={value} in method {name!r} must lie strictly between 0 and 1")
         else:
-            raise ValueError(f"cannot read {'+' + part!r} in method {name!r}: expected one of +dynamic or +drop "
-                             "(once), +skip or +skip=p (once)")
+            raise ValueError(f"cannot read {'+' + part!r} in method {name!r}: expected one of "
+                             f"{' or '.join('+' + n for n in _acting_rules())} (once), +skip or +skip=p (once)")
     return out
 
 
@@ -280,7 +265,7 @@ def method_name(cfg) -> str:
     for recipe, settings in METHODS.items():
         if skip == 0 and settings == dict(estimator=est, sampling=sampling):
             return recipe
-    name = est + ("" if sampling == "none" else f"+{sampling}")
+    name = est + (f"+{sampling}" if get_sampling(sampling).acts else "")
     return name + ("" if not skip else "+skip" if skip == SKIP_PROB else f"+skip={skip:g}")
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import RunConfig, method_name
+from .sampling import get_sampling
 from .passk import pass_at_k_of
 
 KS = (1, 2, 4, 8, 16)
@@ -498,8 +499,9 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     if loss_fn is not None:  # an adapter without a token loss need not know the keyword (a TypeError names it)
         extra["loss_fn"] = loss_fn
     if group_filter is not None:
-        if cfg.sampling == "none":
-            raise ValueError("group_filter is used by sampling='dynamic' or 'drop'; this run samples none")
+        if not get_sampling(cfg.sampling).drops:
+            raise ValueError(f"group_filter is used by a sampling rule that drops groups (dynamic, drop); this run "
+                             f"samples {cfg.sampling!r}")
         extra["group_filter"] = group_filter
     if workdir is not None:
         return adapter.train(cfg, Path(workdir), **extra)

@@ -20,21 +20,10 @@ reason, for settings that formula does not cover (other loss types, sequence-lev
 sampling, vLLM importance-sampling correction, entropy masks or bonuses, MoE auxiliary loss,
 Unsloth's rewritten trainer).
 
-``sampling=`` (optional, notebook 09) spends generation where the gradient is:
-
-- ``"dynamic"`` — DAPO's dynamic sampling (arXiv 2503.14476): after scoring, groups whose rewards do not
-  differ (:func:`grpo_lab.starvation.filter_groups`) are dropped and more prompts are drawn and generated,
-  a whole generation batch per round, until the batch holds as many informative groups as it has prompts or
-  ``max_generation_rounds`` rounds were generated. Then ``on_exhausted="train"`` trains on the informative
-  groups found, ``"skip"`` trains on none (the step's loss is 0; the optimizer still steps, and AdamW's
-  momentum still moves the weights). Unfilled slots are padding that neither the loss nor its normaliser
-  sees (completion mask 0); the extra prompts come from a stream of the training set shuffled with the
-  run's seed (reproducible; it restarts from the seed when a run resumes from a checkpoint).
-- ``"drop"`` — the same filter with one round and no refill: degenerate groups are left out of the loss
-  and its normaliser (the idea of TRL PR #6365), at no extra generation.
-- ``skip_prob > 0`` (with any sampling) — before generation, a prompt whose latest group was degenerate is
-  replaced by another from the stream with probability ``skip_prob`` (a simple form of arXiv 2506.02177's
-  pre-rollout filtering: the prompt still comes back with probability ``1 - skip_prob``, so it is not lost).
+``sampling=`` (optional, notebook 09) spends generation where the gradient is: a rule of
+:mod:`grpo_lab.sampling` (``"none"``, ``"drop"``, ``"dynamic"``: DAPO's dynamic sampling, or one registered with
+:func:`grpo_lab.sampling.register_sampling`), with ``max_generation_rounds``, ``on_exhausted`` and ``skip_prob``;
+:class:`TrainerOptions` documents each option.
 
 Every generation batch logs ``sampling/*``: rounds, groups generated, kept, dropped all-fail / all-pass /
 other, prompts skipped, completions and new tokens generated, whether it ran short; cumulative totals are in
@@ -48,9 +37,13 @@ from __future__ import annotations
 
 import torch
 
+from dataclasses import dataclass, field
+from typing import Callable
+
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
-from .config import check_sampling
 from .loss import LOSS_TYPES, kl_k3
+from .sampling import (PromptStream, check_sampling, check_trainer_settings, choose_groups, get_sampling,  # noqa: F401
+                       merge_rows, sampled_batch, _skip_degenerate)
 from .starvation import batch_metrics, filter_groups
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
@@ -109,6 +102,178 @@ def pristine_grpo_trainer():
     return _PRISTINE["cls"]
 
 
+@dataclass
+class TrainerOptions:
+    """grpo-lab's options of a :func:`trainer_class` trainer (keywords of its constructor, beside TRL's own).
+
+    ``estimator``: an advantage estimator's name (:func:`grpo_lab.advantages.estimator_names`);
+    ``estimator_options``: its keyword options (``avspo`` gets an :class:`~grpo_lab.advantages.AVSPOController`
+    unless one is given); ``loss_fn``: a function like :func:`grpo_lab.loss.grpo_loss` in place of TRL's loss
+    formula (None: TRL's); ``sampling``: a rule of :mod:`grpo_lab.sampling`; ``max_generation_rounds``: a
+    refilling rule's most rounds per step; ``on_exhausted``: what a refilling rule does when they run out
+    ("train" on the informative groups found, or "skip" the policy-gradient step); ``skip_prob``: the
+    probability of replacing, before generation, a prompt whose latest group was degenerate; ``group_filter``:
+    ``fn(rewards, G) -> one bool per group`` in place of the rule's filter (notebook 09's exercise).
+    """
+
+    estimator: str = "grpo"
+    estimator_options: dict = field(default_factory=dict)
+    loss_fn: Callable | None = None
+    sampling: str = "none"
+    max_generation_rounds: int = 8
+    on_exhausted: str = "train"
+    skip_prob: float = 0.0
+    group_filter: Callable | None = None
+
+    def validate(self, base) -> "TrainerOptions":
+        """Raise naming the first bad option (``base``: the trainer class they will run under)."""
+        check_sampling(self.sampling, self.max_generation_rounds, self.on_exhausted, self.skip_prob)
+        if (get_sampling(self.sampling).acts or self.skip_prob > 0) and is_unsloth_patched(base):
+            raise ValueError(f"sampling={self.sampling!r} / skip_prob under Unsloth's trainer has never been "
+                             "executed; build the trainer with grpo_lab.trl.trainer_class(model=model) on a "
+                             "plain model, or train with sampling='none'")
+        if self.loss_fn is not None and not callable(self.loss_fn):
+            raise TypeError(f"loss_fn must be a function like grpo_lab.loss.grpo_loss, got {type(self.loss_fn).__name__}")
+        if not is_estimator(self.estimator):
+            raise ValueError(f"unknown advantage estimator {self.estimator!r}; choose one of "
+                             f"{', '.join(estimator_names())}")
+        if self.group_filter is not None and not callable(self.group_filter):
+            raise TypeError(f"group_filter must be a function (rewards, G) -> keep per group, got "
+                            f"{type(self.group_filter).__name__}")
+        return self
+
+
+class GrpoLabMixin:
+    """What :func:`trainer_class` adds to a ``GRPOTrainer`` (TRL's, or Unsloth's rewrite of it): grpo-lab's
+    advantages in place of TRL's, an optional loss function, a sampling rule, and the bookkeeping the callbacks
+    read. Its options are :class:`TrainerOptions`; its state is declared in ``__init__``."""
+
+    _grpo_lab_base = None  # the trainer class it was combined with (set by trainer_class; next in the MRO)
+
+    def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, loss_fn=None,
+                 sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
+                 skip_prob: float = 0.0, group_filter=None, **kwargs):
+        base = self._grpo_lab_base
+        opts = TrainerOptions(estimator, dict(estimator_options or {}), loss_fn, sampling, max_generation_rounds,
+                              on_exhausted, skip_prob, group_filter).validate(base)
+        plain = kwargs.get("model", args[0] if args else None)
+        if is_unsloth_patched(base) and plain is not None and not isinstance(plain, str) \
+                and not is_unsloth_model(plain):
+            raise TypeError(f"{base.__name__} is Unsloth's trainer (unsloth was imported in this process) and "
+                            f"{type(plain).__name__} was not loaded by Unsloth. Build the class with "
+                            "grpo_lab.trl.trainer_class(model=model) to get TRL's own trainer for it.")
+        super().__init__(*args, **kwargs)
+        if getattr(self, "multi_objective_aggregation", "sum_then_normalize") != "sum_then_normalize":
+            raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
+        self.grpo_lab_options = opts
+        self.estimator, self.estimator_options, self.loss_fn = opts.estimator, opts.estimator_options, opts.loss_fn
+        if opts.loss_fn is not None:
+            _check_loss_fn_settings(self, base)
+        if opts.estimator == "avspo" and "controller" not in self.estimator_options:
+            self.estimator_options["controller"] = AVSPOController()
+        self.sampling, self.sampling_rule = opts.sampling, get_sampling(opts.sampling)
+        self.max_generation_rounds, self.on_exhausted = int(opts.max_generation_rounds), opts.on_exhausted
+        self.skip_prob, self.group_filter = float(opts.skip_prob), opts.group_filter  # None: the rule's filter
+        # state
+        self.last_rewards = None  # gathered rewards of the latest batch, all processes
+        self.last_advantages = None  # advantages used for them, all processes
+        self.last_sampling = None  # what the latest generation batch's sampling did (its rounds' rewards, ...)
+        self.generated = dict(completions=0, tokens=0, groups=0, kept=0, trained_informative=0, rounds=0,
+                              batches=0, skipped_prompts=0)  # cumulative over the run
+        self._grpo_lab_rewards_per_func = None  # TRL's per-function rewards of the batch being scored
+        self._warned_binary = False  # the sampling warning about non-0/1 rewards is given once
+        self._stream = self._seen = self._skip_gen = None  # the prompt stream, prompts' latest verdicts, skip draws
+        if self.sampling_rule.acts or self.skip_prob > 0:
+            check_trainer_settings(self)
+            self._stream, self._seen = PromptStream(self.train_dataset, self.args.seed), {}
+            self._skip_gen = torch.Generator().manual_seed(int(self.args.seed) * 1_000_003 + 15_485_863)
+        for cb in self.callback_handler.callbacks:
+            if isinstance(cb, (StarvationCallback, CompletionBudget)):
+                cb.attached = True
+            if isinstance(cb, CompletionBudget):
+                cb.trainer = self  # it reads self.generated
+
+    def _calculate_rewards(self, *args, **kwargs):
+        rewards_per_func = super()._calculate_rewards(*args, **kwargs)
+        self._grpo_lab_rewards_per_func = rewards_per_func
+        return rewards_per_func
+
+    def _score(self, inputs):
+        """One generation round: TRL generates and scores, then grpo_lab's advantages replace TRL's."""
+        output = super()._generate_and_score_completions(inputs)
+        per_func = self._grpo_lab_rewards_per_func
+        unscorable = torch.isnan(per_func).all(dim=1)
+        rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)
+        rewards[unscorable] = torch.nan
+        mode = "train" if self.model.training else "eval"
+        G = self.num_generations if mode == "train" else self.num_generations_eval
+        adv = compute_advantages(rewards.float().cpu(), G, self.estimator, **self.estimator_options)
+        adv = adv.to(output["advantages"].device, output["advantages"].dtype)
+        n_local = len(inputs)
+        start = self.accelerator.process_index * n_local
+        output["advantages"] = adv[start:start + n_local]
+        logged = self._logs["advantages"]  # TRL appended this batch's advantages last
+        for _ in range(min(len(adv), len(logged))):
+            logged.pop()
+        logged.extend(adv.tolist())
+        self.last_rewards, self.last_advantages = rewards.detach().cpu(), adv.detach().cpu()
+        for cb in self.callback_handler.callbacks:
+            if isinstance(cb, StarvationCallback):
+                cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
+        return output
+
+    def _generate_and_score_completions(self, inputs):
+        if not self.model.training:
+            return self._score(inputs)
+        if not self.sampling_rule.acts and self.skip_prob == 0:
+            output = self._score(inputs)
+            f = filter_groups(self.last_rewards, self.num_generations)
+            tokens = int(self.accelerator.gather(output["completion_mask"].sum().reshape(1)).sum())
+            self._account(rounds=1, f=f, kept=int(f.keep.numel()), skipped=0, short=False,
+                          rewards=[self.last_rewards], tokens=tokens)
+            return output
+        return sampled_batch(self, inputs)
+
+    def log(self, logs, *args, **kwargs):
+        """Every training log row also carries the run's cumulative ``sampling/completions_total`` and
+        ``sampling/tokens_total`` (exact at any logging window: the x axis of equal-cost figures)."""
+        if "loss" in logs and self.generated["batches"]:
+            logs = {**logs, "sampling/completions_total": self.generated["completions"],
+                    "sampling/tokens_total": self.generated["tokens"]}
+        return super().log(logs, *args, **kwargs)
+
+    def _account(self, rounds, f, kept, skipped, short, rewards, tokens):
+        """Log this generation batch's sampling (``f``: the filter over every group generated for it) and add
+        it to ``self.generated``."""
+        done = [r for r in self.state.log_history if "sampling/completions_total" in r]
+        if self.generated["batches"] == 0 and done:  # resumed from a checkpoint: carry the totals on
+            self.generated.update(completions=done[-1]["sampling/completions_total"],
+                                  tokens=done[-1]["sampling/tokens_total"])
+        G = self.num_generations
+        n_groups = int(f.keep.numel())
+        step = dict(rounds=rounds, groups=n_groups, kept=kept, informative=int(f.keep.sum()),
+                    dropped_all_fail=int(f.all_fail.sum()), dropped_all_pass=int(f.all_pass.sum()),
+                    dropped_other=int(f.other.sum()), completions=n_groups * G, tokens=tokens,
+                    skipped_prompts=skipped, short=int(short))
+        step["trained_informative"] = kept
+        if not self.sampling_rule.drops:  # nothing is dropped: the degenerate groups train with advantage 0
+            step.update(dropped_all_fail=0, dropped_all_pass=0, dropped_other=0, trained_informative=step["informative"])
+        for k, v in step.items():
+            self._metrics["train"][f"sampling/{k}"].append(float(v))
+        for k in ("completions", "tokens", "rounds", "skipped_prompts"):
+            self.generated[k] += step[k]
+        self.generated["groups"] += n_groups
+        self.generated["kept"] += step["kept"]
+        self.generated["trained_informative"] += step["trained_informative"]
+        self.generated["batches"] += 1
+        self.last_sampling = dict(step, round_rewards=[r.tolist() for r in rewards])
+
+    def _compute_loss(self, model, inputs):
+        if self.loss_fn is None:
+            return super()._compute_loss(model, inputs)
+        return _loss_from_fn(self, model, inputs)
+
+
 def trainer_class(base=None, model=None):
     """A ``GRPOTrainer`` subclass that takes ``estimator=`` and ``estimator_options=``.
 
@@ -127,139 +292,7 @@ def trainer_class(base=None, model=None):
         if model is not None and is_unsloth_patched(base) and not is_unsloth_model(model):
             base = pristine_grpo_trainer()
 
-    class GrpoLabTrainer(base):
-        def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, loss_fn=None,
-                     sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
-                     skip_prob: float = 0.0, group_filter=None, **kwargs):
-            check_sampling(sampling, max_generation_rounds, on_exhausted, skip_prob)
-            if sampling != "none" or skip_prob > 0:
-                if is_unsloth_patched(base):
-                    raise ValueError(f"sampling={sampling!r} / skip_prob under Unsloth's trainer has never been "
-                                     "executed; build the trainer with grpo_lab.trl.trainer_class(model=model) on a "
-                                     "plain model, or train with sampling='none'")
-            if loss_fn is not None and not callable(loss_fn):
-                raise TypeError(f"loss_fn must be a function like grpo_lab.loss.grpo_loss, got {type(loss_fn).__name__}")
-            if not is_estimator(estimator):
-                raise ValueError(f"unknown advantage estimator {estimator!r}; choose one of "
-                                 f"{', '.join(estimator_names())}")
-            plain = kwargs.get("model", args[0] if args else None)
-            if is_unsloth_patched(base) and plain is not None and not isinstance(plain, str) \
-                    and not is_unsloth_model(plain):
-                raise TypeError(f"{base.__name__} is Unsloth's trainer (unsloth was imported in this process) and "
-                                f"{type(plain).__name__} was not loaded by Unsloth. Build the class with "
-                                "grpo_lab.trl.trainer_class(model=model) to get TRL's own trainer for it.")
-            super().__init__(*args, **kwargs)
-            if getattr(self, "multi_objective_aggregation", "sum_then_normalize") != "sum_then_normalize":
-                raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
-            self.estimator = estimator
-            self.estimator_options = dict(estimator_options or {})
-            self.loss_fn = loss_fn
-            if loss_fn is not None:
-                _check_loss_fn_settings(self, base)
-            if estimator == "avspo" and "controller" not in self.estimator_options:
-                self.estimator_options["controller"] = AVSPOController()
-            self.last_rewards = None  # gathered rewards of the latest batch, all processes
-            self.last_advantages = None  # advantages used for them, all processes
-            self.sampling, self.max_generation_rounds = sampling, int(max_generation_rounds)
-            self.on_exhausted, self.skip_prob = on_exhausted, float(skip_prob)
-            if group_filter is not None and not callable(group_filter):
-                raise TypeError(f"group_filter must be a function (rewards, G) -> keep per group, got "
-                                f"{type(group_filter).__name__}")
-            self.group_filter = group_filter  # None: grpo_lab.starvation.filter_groups
-            self.generated = dict(completions=0, tokens=0, groups=0, kept=0, trained_informative=0, rounds=0,
-                                  batches=0, skipped_prompts=0)
-            self.last_sampling = None  # what the latest generation batch's sampling did (its rounds' rewards, ...)
-            if sampling != "none" or skip_prob > 0:
-                _check_sampling_settings(self)
-                self._stream, self._seen = PromptStream(self.train_dataset, self.args.seed), {}
-            for cb in self.callback_handler.callbacks:
-                if isinstance(cb, (StarvationCallback, CompletionBudget)):
-                    cb.attached = True
-                if isinstance(cb, CompletionBudget):
-                    cb.trainer = self  # it reads self.generated
-
-        def _calculate_rewards(self, *args, **kwargs):
-            rewards_per_func = super()._calculate_rewards(*args, **kwargs)
-            self._grpo_lab_rewards_per_func = rewards_per_func
-            return rewards_per_func
-
-        def _score(self, inputs):
-            """One generation round: TRL generates and scores, then grpo_lab's advantages replace TRL's."""
-            output = super()._generate_and_score_completions(inputs)
-            per_func = self._grpo_lab_rewards_per_func
-            unscorable = torch.isnan(per_func).all(dim=1)
-            rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)
-            rewards[unscorable] = torch.nan
-            mode = "train" if self.model.training else "eval"
-            G = self.num_generations if mode == "train" else self.num_generations_eval
-            adv = compute_advantages(rewards.float().cpu(), G, self.estimator, **self.estimator_options)
-            adv = adv.to(output["advantages"].device, output["advantages"].dtype)
-            n_local = len(inputs)
-            start = self.accelerator.process_index * n_local
-            output["advantages"] = adv[start:start + n_local]
-            logged = self._logs["advantages"]  # TRL appended this batch's advantages last
-            for _ in range(min(len(adv), len(logged))):
-                logged.pop()
-            logged.extend(adv.tolist())
-            self.last_rewards, self.last_advantages = rewards.detach().cpu(), adv.detach().cpu()
-            for cb in self.callback_handler.callbacks:
-                if isinstance(cb, StarvationCallback):
-                    cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
-            return output
-
-        def _generate_and_score_completions(self, inputs):
-            if not self.model.training:
-                return self._score(inputs)
-            if self.sampling == "none" and self.skip_prob == 0:
-                output = self._score(inputs)
-                f = filter_groups(self.last_rewards, self.num_generations)
-                tokens = int(self.accelerator.gather(output["completion_mask"].sum().reshape(1)).sum())
-                self._account(rounds=1, f=f, kept=int(f.keep.numel()), skipped=0, short=False,
-                              rewards=[self.last_rewards], tokens=tokens)
-                return output
-            return _sampled_batch(self, inputs)
-
-        def log(self, logs, *args, **kwargs):
-            """Every training log row also carries the run's cumulative ``sampling/completions_total`` and
-            ``sampling/tokens_total`` (exact at any logging window: the x axis of equal-cost figures)."""
-            if "loss" in logs and self.generated["batches"]:
-                logs = {**logs, "sampling/completions_total": self.generated["completions"],
-                        "sampling/tokens_total": self.generated["tokens"]}
-            return super().log(logs, *args, **kwargs)
-
-        def _account(self, rounds, f, kept, skipped, short, rewards, tokens):
-            """Log this generation batch's sampling (``f``: the filter over every group generated for it) and add
-            it to ``self.generated``."""
-            done = [r for r in self.state.log_history if "sampling/completions_total" in r]
-            if self.generated["batches"] == 0 and done:  # resumed from a checkpoint: carry the totals on
-                self.generated.update(completions=done[-1]["sampling/completions_total"],
-                                      tokens=done[-1]["sampling/tokens_total"])
-            G = self.num_generations
-            n_groups = int(f.keep.numel())
-            step = dict(rounds=rounds, groups=n_groups, kept=kept, informative=int(f.keep.sum()),
-                        dropped_all_fail=int(f.all_fail.sum()), dropped_all_pass=int(f.all_pass.sum()),
-                        dropped_other=int(f.other.sum()), completions=n_groups * G, tokens=tokens,
-                        skipped_prompts=skipped, short=int(short))
-            step["trained_informative"] = kept
-            if self.sampling == "none":  # nothing is dropped: the degenerate groups train with advantage 0
-                step.update(dropped_all_fail=0, dropped_all_pass=0, dropped_other=0, trained_informative=step["informative"])
-            for k, v in step.items():
-                self._metrics["train"][f"sampling/{k}"].append(float(v))
-            for k in ("completions", "tokens", "rounds", "skipped_prompts"):
-                self.generated[k] += step[k]
-            self.generated["groups"] += n_groups
-            self.generated["kept"] += step["kept"]
-            self.generated["trained_informative"] += step["trained_informative"]
-            self.generated["batches"] += 1
-            self.last_sampling = dict(step, round_rewards=[r.tolist() for r in rewards])
-
-        def _compute_loss(self, model, inputs):
-            if self.loss_fn is None:
-                return super()._compute_loss(model, inputs)
-            return _loss_from_fn(self, model, inputs)
-
-    GrpoLabTrainer.__name__ = GrpoLabTrainer.__qualname__ = f"GrpoLab{base.__name__}"
-    return GrpoLabTrainer
+    return type(f"GrpoLab{base.__name__}", (GrpoLabMixin, base), {"_grpo_lab_base": base})
 
 
 def _check_loss_fn_settings(trainer, base) -> None:
@@ -374,216 +407,6 @@ class StarvationCallback(TrainerCallback):
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
-
-
-# ----------------------------------------------------------------------------- sampling (notebook 09)
-
-# How the rows of a generation batch are padded when rounds (or processes) are merged: (side, pad value);
-# "pad" is the tokenizer's pad token. A key not listed here cannot be merged, and is refused by name.
-_ROW_KEYS = {"prompt_ids": ("left", "pad"), "prompt_mask": ("left", 0), "completion_ids": ("right", "pad"),
-             "completion_mask": ("right", 0), "old_per_token_logps": ("right", 0.0),
-             "ref_per_token_logps": ("right", 0.0), "sampling_per_token_logps": ("right", 0.0),
-             "tool_mask": ("right", 1), "advantages": (None, None)}
-
-
-def _check_sampling_settings(trainer) -> None:
-    """Refuse the settings under which dropping groups would not do what it says."""
-    refused = {
-        f"loss_type={trainer.loss_type!r}: its normaliser counts padded rows (use 'dapo' or 'bnpo', which count "
-        "tokens)": trainer.loss_type not in ("dapo", "bnpo"),
-        "use_vllm (its importance-sampling rows are not merged)": bool(getattr(trainer, "use_vllm", False)),
-    }
-    bad = [k for k, on in refused.items() if on]
-    if bad:
-        raise ValueError(f"sampling={trainer.sampling!r} cannot be used with " + "; ".join(bad))
-
-
-class PromptStream:
-    """The extra prompts of dynamic sampling and of prompt skipping: the training set in an order shuffled
-    with the run's seed (a different permutation from TRL's sampler), reshuffled when used up. Every process
-    draws the same prompts in the same order."""
-
-    def __init__(self, dataset, seed: int):
-        if dataset is None or not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
-            raise ValueError("dynamic sampling and prompt skipping draw extra prompts by index: the training "
-                             f"dataset must be a map-style dataset with a length, got {type(dataset).__name__}")
-        self.dataset = dataset
-        self.gen = torch.Generator().manual_seed(int(seed) * 1_000_003 + 7_919)
-        self.order: list[int] = []
-        self.drawn = 0
-
-    def draw(self, n: int) -> list:
-        out = []
-        while len(out) < n:
-            if not self.order:
-                self.order = torch.randperm(len(self.dataset), generator=self.gen).tolist()
-            out.append(self.dataset[self.order.pop(0)])
-        self.drawn += n
-        return out
-
-
-def _prompt_key(example) -> str:
-    import json
-
-    return json.dumps(example.get("prompt"), sort_keys=True, default=str)
-
-
-def _pad_cat(tensors, side: str | None, value):
-    if side is None:
-        return torch.cat(tensors)
-    width = max(t.shape[1] for t in tensors)
-    out = []
-    for t in tensors:
-        if t.shape[1] < width:
-            fill = torch.full((t.shape[0], width - t.shape[1], *t.shape[2:]), value, dtype=t.dtype)
-            t = torch.cat([fill, t] if side == "left" else [t, fill], dim=1)
-        out.append(t)
-    return torch.cat(out)
-
-
-def merge_rows(batches: list[dict], pad_token_id: int) -> dict:
-    """Concatenate generation batches (rounds, or processes' slices) row-wise, re-padding prompts on the left and
-    completions on the right to a common width. ``num_items_in_batch`` is left out (the caller recomputes it);
-    any other key it cannot merge is an error naming it."""
-    for b in batches:
-        unknown = [k for k in b if k not in _ROW_KEYS and k != "num_items_in_batch"]
-        if unknown:
-            raise ValueError(f"dynamic sampling cannot merge the batch field(s) {', '.join(unknown)} "
-                             "(multimodal or vLLM batches are not supported)")
-    out = {}
-    for key, (side, value) in _ROW_KEYS.items():
-        present = [b[key] for b in batches if b.get(key) is not None]
-        if present:
-            if len(present) != len(batches):
-                raise ValueError(f"batch field {key} is present in some rounds only")
-            out[key] = _pad_cat(present, side, pad_token_id if value == "pad" else value)
-    return out
-
-
-def _gather_rows(trainer, output) -> dict:
-    """Every process's rows of this round, in process order (= TRL's global order), on the CPU."""
-    from accelerate.utils import gather_object
-
-    local = {k: v.detach().cpu() for k, v in output.items() if k != "num_items_in_batch" and v is not None}
-    parts = gather_object([local]) if trainer.accelerator.num_processes > 1 else [local]
-    return merge_rows(parts, trainer._tokenizer.pad_token_id)
-
-
-def _gather_examples(trainer, inputs) -> list:
-    from accelerate.utils import gather_object
-
-    return list(gather_object(list(inputs))) if trainer.accelerator.num_processes > 1 else list(inputs)
-
-
-def choose_groups(keep: torch.Tensor, n_groups: int, on_exhausted: str = "train") -> tuple[list[int], list[int]]:
-    """Which of the generated groups (in generation order) form the batch: ``(kept, padding)``.
-
-    ``kept``: the first ``n_groups`` informative ones (``keep`` True), in order; fewer when the rounds ran out,
-    and none then under ``on_exhausted="skip"``. ``padding``: as many other groups, first in order, to fill
-    the batch's shape; the trainer zeroes their completion mask, so neither the loss nor its normaliser sees
-    them."""
-    informative = torch.nonzero(keep).flatten().tolist()
-    kept = informative[:n_groups]
-    if len(kept) < n_groups and on_exhausted == "skip":
-        kept = []
-    chosen = set(kept)
-    padding = [g for g in range(len(keep)) if g not in chosen][:n_groups - len(kept)]
-    return kept, padding
-
-
-def _sampled_batch(trainer, inputs):
-    """Generate round after round until the batch is full of informative groups (``sampling="dynamic"``; one
-    round for ``"drop"`` and ``"none"``), then keep them; see the module doc."""
-    import warnings
-
-    G = trainer.num_generations
-    P, rank, n_local = trainer.accelerator.num_processes, trainer.accelerator.process_index, len(inputs)
-    if (n_local * P) % G:
-        raise ValueError(f"a generation batch of {n_local * P} completions is not whole groups of {G}")
-    n_groups = n_local * P // G
-    skipped, examples = 0, None
-    if trainer.skip_prob > 0:
-        examples = _gather_examples(trainer, inputs)[::G]  # one example per global group
-        examples, skipped = _skip_degenerate(trainer, examples)
-        inputs = [ex for ex in examples for _ in range(G)][rank * n_local:(rank + 1) * n_local]
-    rounds = 1 if trainer.sampling in ("none", "drop") else trainer.max_generation_rounds
-    rows, rewards, round_examples = [], [], []
-    for r in range(rounds):
-        out = trainer._score(inputs)
-        if trainer.sampling == "none":  # prompt skipping alone: train on this round as it is
-            rows = out
-        else:
-            rows_r = _gather_rows(trainer, out)
-            rows.append(rows_r)
-        rewards.append(trainer.last_rewards)
-        round_examples.append(examples)
-        f = filter_groups(torch.cat(rewards), G)
-        if not f.binary and not getattr(trainer, "_warned_binary", False):
-            trainer._warned_binary = True
-            warnings.warn("sampling: the rewards are not all 0/1. A group is dropped only when all its scored rewards "
-                          "are equal (std < 1e-6) or fewer than two are scored; graded rewards rarely are, so little "
-                          "will be dropped (grpo_lab.starvation.filter_groups)", stacklevel=2)
-        found = f.keep if trainer.group_filter is None else _custom_keep(trainer.group_filter, torch.cat(rewards), G)
-        if int(found.sum()) >= n_groups or r + 1 == rounds:
-            break
-        examples = trainer._stream.draw(n_groups)
-        inputs = [ex for ex in examples for _ in range(G)][rank * n_local:(rank + 1) * n_local]
-    if trainer.skip_prob > 0:  # remember, per prompt, whether its latest group was degenerate
-        per_round = f.keep.split([len(rw) // G for rw in rewards])
-        for exs, keeps in zip(round_examples, per_round):
-            for ex, keep in zip(exs, keeps.tolist()):
-                trainer._seen[_prompt_key(ex)] = not keep
-    if trainer.sampling == "none":
-        tokens = int(trainer.accelerator.gather(rows["completion_mask"].sum().reshape(1)).sum())
-        trainer._account(rounds=1, f=f, kept=n_groups, skipped=skipped, short=False, rewards=rewards, tokens=tokens)
-        return rows
-    merged = merge_rows(rows, trainer._tokenizer.pad_token_id)
-    tokens = int(merged["completion_mask"].sum())
-    kept, padding = choose_groups(found, n_groups, trainer.on_exhausted if trainer.sampling == "dynamic" else "train")
-    idx = torch.tensor([g * G + j for g in kept + padding for j in range(G)])
-    batch = {k: v[idx] for k, v in merged.items()}
-    pad_rows = torch.arange(len(idx)) >= len(kept) * G
-    batch["completion_mask"][pad_rows] = 0
-    batch["advantages"][pad_rows] = 0
-    loss_mask = batch["completion_mask"] if "tool_mask" not in batch else batch["completion_mask"] * batch["tool_mask"]
-    device = trainer.accelerator.device
-    local = {k: v[rank * n_local:(rank + 1) * n_local].to(device) for k, v in batch.items()}
-    local["num_items_in_batch"] = loss_mask.sum().to(device)
-    trainer.last_rewards = torch.cat(rewards)[idx]  # the batch always holds n_groups groups (kept + padding)
-    trainer.last_advantages = batch["advantages"].float()
-    short = trainer.sampling == "dynamic" and int(f.keep.sum()) < n_groups
-    trainer._account(rounds=len(rewards), f=f, kept=len(kept), skipped=skipped, short=short,
-                     rewards=rewards, tokens=tokens)
-    trainer.last_sampling.update(kept_groups=kept, padding_groups=padding)
-    return local
-
-
-def _custom_keep(fn, rewards, G) -> torch.Tensor:
-    """A caller's group filter (notebook 09's exercise) applied to flat rewards: one bool per group, checked."""
-    n_groups = len(rewards) // G
-    keep = torch.as_tensor(fn(rewards.clone(), G))
-    if keep.shape != (n_groups,) or keep.dtype != torch.bool:
-        raise ValueError(f"group_filter must return one bool per group ({n_groups} here), got "
-                         f"{tuple(keep.shape)} of {keep.dtype}")
-    return keep
-
-
-def _skip_degenerate(trainer, examples: list) -> tuple[list, int]:
-    """Replace, with probability ``skip_prob`` each time, a prompt whose latest group was degenerate by the next
-    prompt of the stream (at most 8 draws per slot); every process makes the same draws."""
-    if not hasattr(trainer, "_skip_gen"):
-        trainer._skip_gen = torch.Generator().manual_seed(int(trainer.args.seed) * 1_000_003 + 15_485_863)
-    out, skipped = [], 0
-    for ex in examples:
-        for _ in range(8):
-            if not trainer._seen.get(_prompt_key(ex)):
-                break
-            if torch.rand((), generator=trainer._skip_gen).item() >= trainer.skip_prob:
-                break
-            ex = trainer._stream.draw(1)[0]
-            skipped += 1
-        out.append(ex)
-    return out, skipped
 
 
 class CompletionBudget(TrainerCallback):

@@ -13,7 +13,7 @@ LAYERS = [
     {"_checks", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
-    {"starvation", "config", "policy"},
+    {"starvation", "sampling", "config", "policy"},
     {"simulator", "trl", "viz"},
     {"runner", "diagnose", "widgets", "checks"},
     {"compare", "profile"},
@@ -96,6 +96,38 @@ def test_a_new_policy_is_one_adapter():
         assert out["eval"]["pass_at_k"][1] == 0.5
     finally:
         del runner.POLICIES["constant_test"]
+
+
+def test_a_new_sampling_rule_is_one_registration(tmp_path):
+    """Issue 29: a toy rule registered here, and nowhere else, runs through RunConfig, the CLI and train: it drops
+    the all-fail groups only (its own filter), one round, no refill."""
+    from grpo_lab import cli
+    from grpo_lab.config import RunConfig, method_name, parse_method
+    from grpo_lab.runner import train
+    from grpo_lab.sampling import SamplingRule, register_sampling, unregister_sampling
+
+    def not_all_fail(rewards, G):
+        return ~(rewards.reshape(-1, G) == 0).all(dim=1)
+
+    register_sampling(SamplingRule("nofail_test", drops=True, refills=False, keep=not_all_fail))
+    try:
+        assert parse_method("grpo+nofail_test") == dict(estimator="grpo", sampling="nofail_test", skip_prob=0.0)
+        cfg = RunConfig(estimator="grpo", sampling="nofail_test", steps=3, prompts_per_step=8, eval_problems=8,
+                        eval_samples=4).validate()
+        assert method_name(cfg) == "grpo+nofail_test"
+        out = train(cfg, evaluate_after=False)
+        for h in out["history"]:  # one round; kept = exactly the groups that are not all-fail (all-pass ones too)
+            assert h["sampling/rounds"] == 1 and h["sampling/groups"] == 8
+            assert h["sampling/kept"] == round(8 * (1 - h["starvation/all_fail"]))
+        assert cli.main(["compare", "--estimators", "grpo+nofail_test", "--seeds", "0", "--steps", "2",
+                         "--prompts-per-step", "8", "--eval-problems", "8", "--eval-samples", "4", "--no-progress",
+                         "--out", str(tmp_path)]) == 0
+        report = next(tmp_path.glob("*/report.md")).read_text()
+        assert "grpo+nofail_test" in report
+    finally:
+        unregister_sampling("nofail_test")
+    with pytest.raises(ValueError, match="sampling must be one of none, dynamic, drop, got 'nofail_test'"):
+        RunConfig(sampling="nofail_test").validate()
 
 
 def test_cli_options_come_from_the_config_fields():

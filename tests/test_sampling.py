@@ -320,3 +320,21 @@ def test_filter_never_keeps_an_all_equal_group_at_any_magnitude_or_dtype():
             assert filter_groups(r, g).keep.tolist() == [False, True, False]
 
     prop()
+
+
+def test_the_sampling_registry_refuses_bad_rules_by_name():
+    from grpo_lab.sampling import SamplingRule, get_sampling, register_sampling, sampling_names, unregister_sampling
+
+    assert sampling_names()[:3] == ("none", "dynamic", "drop")
+    assert get_sampling("dynamic").refills and get_sampling("drop").drops and not get_sampling("none").acts
+    with pytest.raises(ValueError, match="'drop' is already registered"):
+        register_sampling(SamplingRule("drop", drops=True, refills=False))
+    with pytest.raises(ValueError, match="refills without dropping"):
+        register_sampling(SamplingRule("refill_only", drops=False, refills=True))
+    with pytest.raises(ValueError, match="must be an identifier"):
+        register_sampling(SamplingRule("a+b", drops=True, refills=False))
+    with pytest.raises(TypeError, match="keep must be a function"):
+        register_sampling(SamplingRule("bad_keep", drops=True, refills=False, keep=3))
+    with pytest.raises(ValueError, match="built-in sampling rule 'none' cannot be removed"):
+        unregister_sampling("none")
+    assert sampling_names()[:3] == ("none", "dynamic", "drop") and len(sampling_names()) == 3

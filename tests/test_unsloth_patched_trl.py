@@ -54,7 +54,7 @@ def test_plain_model_gets_trl_own_trainer_under_a_patched_trl(patched, tmp_path)
     tok = char_tokenizer()
     model = tiny_causal_lm(tok)
     cls = trainer_class(model=model)
-    base = cls.__mro__[1]
+    base = cls._grpo_lab_base
     assert base.__name__ == "GRPOTrainer" and not is_unsloth_patched(base)
     assert base is pristine_grpo_trainer()  # rebuilt once from TRL's source, then reused
     tr = one_step(tmp_path, cls, model, tok)
@@ -71,12 +71,12 @@ def test_unsloth_model_keeps_unsloth_trainer(patched):
     tok = char_tokenizer()
     model = tiny_causal_lm(tok)
     model.for_training = lambda: None
-    assert trainer_class(model=model).__mro__[1] is UnslothGRPOTrainer
+    assert trainer_class(model=model)._grpo_lab_base is UnslothGRPOTrainer
 
 
 def test_unpatched_trl_is_used_as_is():
     assert pristine_grpo_trainer() is REAL
-    assert trainer_class(model=tiny_causal_lm(char_tokenizer())).__mro__[1] is REAL
+    assert trainer_class(model=tiny_causal_lm(char_tokenizer()))._grpo_lab_base is REAL
 
 
 def test_dynamic_sampling_under_unsloths_trainer_is_refused_by_name(patched):
