@@ -40,7 +40,7 @@ class LogFormatError(ValueError):
 
 @dataclass
 class RunLog:
-    kind: str  # "trl" | "grpo_lab" | "csv"
+    kind: str  # "trl" | "grpo_lab" | "csv" | "verl"
     source: Path
     rows: list[dict]  # per logging step: step, reward, degenerate, and whatever else is known
     group_size: int | None = None
@@ -127,8 +127,11 @@ def _from_jsonl(path: Path) -> RunLog:
             r = json.loads(line)
         except json.JSONDecodeError as e:
             raise LogFormatError(f"{path}, line {i}: not JSON ({e})") from None
+        if i == 1 and isinstance(r, dict) and isinstance(r.get("data"), dict) and "step" in r:
+            return _from_verl(path, text)
         if not isinstance(r, dict) or "starvation/acr" not in r:
-            raise LogFormatError(f"{path}, line {i}: no 'starvation/acr' key: not a grpo-lab metrics.jsonl")
+            raise LogFormatError(f"{path}, line {i}: no 'starvation/acr' key: not a grpo-lab metrics.jsonl (nor "
+                                 "verl's file log: one {'step', 'data'} object per line)")
         hist = r.get("starvation/success_hist")
         if hist is not None and not (isinstance(hist, list) and len(hist) >= 3 and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
@@ -147,6 +150,47 @@ def _from_jsonl(path: Path) -> RunLog:
     if not rows:
         raise LogFormatError(f"{path} is empty")
     return RunLog("grpo_lab", path, rows, group_size=G)
+
+
+# verl's metric names (verl/trainer/ppo/metric_utils.py and its V1 replay buffer, verl 0.9.1)
+VERL_REWARD = "critic/score/mean"  # the mean sequence score of the step's batch
+VERL_EVICTED = "training/filter_groups/evicted_samples"  # samples of degenerate groups dropped (filter_groups on)
+VERL_SURPLUS = "training/filter_groups/discarded_surplus_samples"  # informative samples generated beyond the batch
+
+
+def _from_verl(path: Path, text: str) -> RunLog:
+    """verl's file log (``trainer.logger=[..., 'file']``: one ``{"step": s, "data": {metric: value}}`` per line).
+
+    verl logs no per-group statistic by itself. With ``algorithm.filter_groups`` on, it logs the samples of the
+    degenerate groups it dropped (``training/filter_groups/evicted_samples``) and of the informative ones it did
+    not need (``.../discarded_surplus_samples``); the samples trained on are ``perf/total_num_tokens`` divided by
+    the mean prompt + response length (the batch's tokens over its mean tokens per sample). The degenerate
+    fraction of the groups generated is then evicted / (evicted + trained + surplus)."""
+    rows = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise LogFormatError(f"{path}, line {i}: not JSON ({e})") from None
+        data = r.get("data") if isinstance(r, dict) else None
+        if not isinstance(data, dict):
+            raise LogFormatError(f"{path}, line {i}: not a verl file-log row (one {{'step', 'data'}} object per line)")
+        degenerate = evicted = None
+        if VERL_EVICTED in data:
+            evicted = _num(data.get(VERL_EVICTED)) or 0.0
+            tokens, plen, rlen = (_num(data.get(k)) for k in ("perf/total_num_tokens", "prompt_length/mean",
+                                                               "response_length/mean"))
+            if tokens is not None and plen is not None and rlen is not None and plen + rlen > 0:
+                trained = tokens / (plen + rlen)
+                generated = evicted + trained + (_num(data.get(VERL_SURPLUS)) or 0.0)
+                degenerate = evicted / generated if generated > 0 else None
+        rows.append(dict(step=_num(r.get("step")), reward=_num(data.get(VERL_REWARD)), degenerate=degenerate,
+                         evicted=evicted))
+    if not rows:
+        raise LogFormatError(f"{path} is empty")
+    return RunLog("verl", path, rows)
 
 
 CSV_POINTS = 10_000  # an export with more distinct steps is averaged into this many equal-width step ranges
@@ -258,12 +302,16 @@ def _check_rows(log: RunLog) -> RunLog:
                                      "in [0, 1]; is this the right column?")
     usable = [r for r in log.rows if r.get("step") is not None and r.get("degenerate") is not None
               and np.isfinite(r["degenerate"])]
+    if log.kind == "verl":  # a verl log without filter_groups has no degenerate fraction: the reward still reports
+        usable = usable or [r for r in log.rows if r.get("step") is not None and r.get("reward") is not None]
     if not usable:
         raise LogFormatError(f"{log.source}: no row has both a step and a finite degenerate fraction; nothing to "
                              "report")
     for key, what in (("step", "a step"), ("degenerate", "a degenerate fraction"), ("reward", "a mean reward")):
         if log.n_rows is not None:  # counted over the file's rows as they were read
             break
+        if log.kind == "verl" and key == "degenerate" and not any(r.get(key) is not None for r in log.rows):
+            continue  # verl without filter_groups logs none at all: the report's capabilities say so
         missing = sum(1 for r in log.rows if r.get(key) is None)
         if missing:
             log.warnings.append(f"{missing} of {len(log.rows)} rows lack {what}; they are left out of that series")
@@ -309,6 +357,18 @@ def implied_beta(mu: float, degenerate: float, G: int):
 
 def capabilities(log: RunLog) -> list[str]:
     """What this kind of log can and cannot tell (goes into the report)."""
+    if log.kind == "verl":
+        with_filter = any(r.get("evicted") is not None for r in log.rows)
+        return (["mean reward per step (verl's critic/score/mean)"]
+                + (["degenerate fraction per step: the samples of degenerate groups filter_groups dropped, over every "
+                    "sample generated (trained: perf/total_num_tokens over the mean prompt + response length)"]
+                   if with_filter else
+                   ["not logged: the degenerate fraction (verl logs group statistics only with algorithm.filter_groups "
+                    "on, as evicted samples; or train with grpo-lab's estimators and grpo_lab.starvation.batch_metrics)"])
+                + ["not logged: which degenerate groups were all-fail and which all-pass (verl sends those counts to "
+                   "its own console logger, not to the file log)",
+                   "not logged: the group size G (verl's rollout.n; pass --group-size for the implied success "
+                   "distribution)"])
     if log.kind == "grpo_lab":
         return ["degenerate fraction (ACR), all-fail and all-pass fractions per step: logged directly",
                 "per-prompt success histogram (groups with k of G correct): logged directly",
@@ -341,6 +401,8 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
     else:
         figs = {"degenerate.png": viz.log_series(log, "degenerate", "degenerate fraction of groups"),
                 "reward.png": viz.log_series(log, "reward", "mean reward")}
+        if not any(r.get("degenerate") is not None for r in log.rows):  # a verl log without filter_groups
+            figs.pop("degenerate.png").clf()
     s_deg, deg = log.series("degenerate")
     s_rew, rew = log.series("reward")
     runs = (f" from {log.n_runs} runs of {len(methods)} methods (read per method)" if methods else

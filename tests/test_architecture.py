@@ -14,7 +14,7 @@ LAYERS = [
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
     {"starvation", "sampling", "config", "policy"},
-    {"simulator", "trl", "viz"},
+    {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "checks"},
     {"compare", "profile"},
     {"cli"},

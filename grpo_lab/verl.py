@@ -1,0 +1,152 @@
+"""grpo-lab's estimators inside verl (Ray, FSDP/Megatron, vLLM/SGLang rollouts, many nodes; docs/scale.md).
+
+verl picks an advantage estimator by name (``algorithm.adv_estimator=<name>``) from its registry
+(``verl.trainer.ppo.core_algos.register_adv_est``). Importing this module registers every grpo-lab
+estimator verl lacks under the prefix ``grpo_lab.``:
+
+=====================  ==========================================================================
+verl name              grpo-lab estimator (:mod:`grpo_lab.advantages`)
+=====================  ==========================================================================
+``grpo_lab.sign``      A = 2r - 1, fixed reference (arXiv 2605.07689); rewards must be 0/1
+``grpo_lab.avspo``     AVSPO as the paper writes it (arXiv 2605.21125), with its adaptive threshold
+``grpo_lab.avspo_code`` AVSPO as the authors' code does it (one opposite virtual sample)
+``grpo_lab.dapo``      GRPO's advantage with degenerate groups zeroed (verl's ``filter_groups`` drops them)
+=====================  ==========================================================================
+
+and any estimator added later with :func:`grpo_lab.register_estimator` once :func:`register_with_verl` is called
+for it. GRPO, Dr.GRPO and RLOO are verl's own (``grpo``, ``grpo`` with ``norm_adv_by_std_in_grpo=False``,
+``rloo``); :func:`outcome_advantages` computes grpo-lab's on verl's inputs, equal to verl's (tested).
+
+verl loads this module itself through the ``verl.plugins`` entry point of grpo-lab's ``pyproject.toml`` (or
+``VERL_USE_EXTERNAL_MODULES=grpo_lab.verl``); ``import grpo_lab.verl`` works by hand too.
+
+How the rows become groups: verl passes one row per response, its sequence reward spread over
+``token_level_rewards`` (summed here, as verl's own outcome estimators do) and the prompt uid of each row in
+``index``. Rows are grouped by uid, whatever their order; every group must have the same size (verl's
+``rollout.n``), else the error names the uids and sizes. The advantage of each row is broadcast over its
+``response_mask``, and returned twice (advantages, returns), as verl expects.
+
+Options: an estimator's keyword options come from verl's algorithm config under ``grpo_lab_options.<name>``
+(e.g. ``+algorithm.grpo_lab_options.avspo.threshold=0.3`` on verl's command line: the ``+`` adds a key verl's
+``AlgoConfig`` does not declare). AVSPO's adaptive threshold keeps its state across steps in one
+:class:`~grpo_lab.advantages.AVSPOController` per verl name in this process: verl computes advantages in its
+driver process once per training step, so the controller sees the steps in order (:func:`reset_state` starts
+afresh).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+
+from .advantages import AVSPOController, compute_advantages, estimator_names
+
+PREFIX = "grpo_lab."
+VERL_HAS = ("grpo", "drgrpo", "rloo")  # verl's own: grpo, grpo with norm_adv_by_std_in_grpo=False, rloo
+_CONTROLLERS: dict[str, AVSPOController] = {}
+
+
+def group_order(index) -> tuple[torch.Tensor, int]:
+    """``(order, G)``: row indices that put the rows of each prompt uid side by side (groups in order of first
+    appearance, rows in their order within a group), and the common group size. Unequal sizes are an error."""
+    uids = list(np.asarray(index, dtype=object).reshape(-1))
+    if not uids:
+        raise ValueError("index is empty: no rows to group")
+    rows: dict = {}
+    for i, u in enumerate(uids):
+        rows.setdefault(u, []).append(i)
+    sizes = {u: len(r) for u, r in rows.items()}
+    if len(set(sizes.values())) > 1:
+        common = max(set(sizes.values()), key=list(sizes.values()).count)
+        odd = [(u, n) for u, n in sizes.items() if n != common][:3]
+        raise ValueError(f"groups of unequal size under one uid: most uids have {common} rows, but "
+                         + ", ".join(f"uid {u!r} has {n}" for u, n in odd)
+                         + "; grpo-lab's estimators need every prompt's G responses (verl's rollout.n)")
+    order = torch.tensor([i for r in rows.values() for i in r], dtype=torch.long)
+    return order, next(iter(sizes.values()))
+
+
+def _options(config, method: str) -> dict:
+    """The estimator's options from verl's algorithm config (``grpo_lab_options.<method>``), or ``{}``."""
+    if config is None:
+        return {}
+    every = config.get("grpo_lab_options", None) if hasattr(config, "get") else None
+    if every is None:
+        return {}
+    if not isinstance(every, Mapping) and not hasattr(every, "items"):
+        raise ValueError(f"algorithm.grpo_lab_options must map estimator names to their options, got {every!r}")
+    mine = every.get(method, None)
+    if mine is None:
+        return {}
+    return {str(k): v for k, v in dict(mine.items()).items()}
+
+
+def outcome_advantages(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index, method: str,
+                       **options) -> tuple[torch.Tensor, torch.Tensor]:
+    """grpo-lab's ``method`` on verl's inputs: the sequence reward of each row (its token rewards summed),
+    grouped by ``index`` (the prompt uid of each row), the advantage broadcast over ``response_mask``.
+    Returns ``(advantages, returns)``, both ``[rows, tokens]``, the same tensor (verl's outcome convention)."""
+    if token_level_rewards.dim() != 2 or token_level_rewards.shape != response_mask.shape:
+        raise ValueError(f"token_level_rewards {tuple(token_level_rewards.shape)} and response_mask "
+                         f"{tuple(response_mask.shape)} must both be [rows, tokens]")
+    if len(index) != token_level_rewards.shape[0]:
+        raise ValueError(f"index has {len(index)} uids for {token_level_rewards.shape[0]} rows")
+    scores = token_level_rewards.sum(dim=-1)
+    order, G = group_order(index)
+    with torch.no_grad():
+        adv_grouped = compute_advantages(scores[order].float(), G, method, **options)
+        adv = torch.empty_like(adv_grouped)
+        adv[order] = adv_grouped
+        out = adv.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
+    return out, out
+
+
+def _estimator_fn(method: str):
+    """The function verl calls for ``grpo_lab.<method>`` (verl's keyword signature)."""
+    def fn(token_level_rewards, response_mask, index=None, config=None, **_unused):
+        if index is None:
+            raise ValueError(f"{PREFIX}{method} needs the prompt uid of each row (verl's non_tensor_batch['uid'])")
+        options = _options(config, method)
+        if method == "avspo" and "controller" not in options:
+            options["controller"] = _CONTROLLERS.setdefault(PREFIX + method, AVSPOController(
+                **{k: options.pop(k) for k in list(options) if k in ("threshold", "alpha", "tau", "ema", "r_max",
+                                                                      "reward_max", "eps")}))
+        return outcome_advantages(token_level_rewards, response_mask, index, method, **options)
+
+    fn.__name__ = fn.__qualname__ = f"grpo_lab_{method}"
+    fn.__doc__ = f"grpo-lab's {method!r} estimator for verl (grpo_lab.verl)."
+    return fn
+
+
+def register_with_verl(method: str) -> str:
+    """Register grpo-lab's estimator ``method`` (built-in or added with ``register_estimator``) in verl's
+    registry as ``grpo_lab.<method>``; returns that name. Registering it again is a no-op."""
+    from verl.trainer.ppo import core_algos
+
+    if method not in estimator_names():
+        raise ValueError(f"unknown grpo-lab estimator {method!r}; choose one of {', '.join(estimator_names())}")
+    name = PREFIX + method
+    if name not in core_algos.ADV_ESTIMATOR_REGISTRY:
+        core_algos.register_adv_est(name)(_estimator_fn(method))
+    return name
+
+
+def reset_state() -> None:
+    """Forget AVSPO's adaptive threshold (a new run in the same process starts at the configured one)."""
+    _CONTROLLERS.clear()
+
+
+def register_all() -> list[str]:
+    """Register every grpo-lab estimator verl lacks (see the module doc); returns the verl names."""
+    return [register_with_verl(m) for m in estimator_names() if m not in VERL_HAS]
+
+
+try:  # verl imports this module as a plugin; without verl, importing it says how to get it
+    import verl.trainer.ppo.core_algos  # noqa: F401
+except ImportError as e:  # pragma: no cover - exercised by the missing-extra test
+    raise ImportError("grpo_lab.verl needs verl: pip install --no-deps verl==0.9.1 and its import needs "
+                      "(README, 'verl'); " + str(e)) from None
+
+REGISTERED = register_all()  # the verl names registered on import
