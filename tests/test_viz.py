@@ -1,0 +1,89 @@
+"""grpo_lab.viz, widgets and gradrank (issue 29): a figure has a title, labelled axes and a legend where it draws
+series, one colour per estimator; the widget renders a static figure headless; gradrank against an independent SVD."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from grpo_lab import gradrank, viz, widgets  # noqa: E402
+from grpo_lab.advantages import ESTIMATORS  # noqa: E402
+
+
+def assert_readable(fig, legend=True):
+    """A title (figure or axes), every drawn axes labelled on both sides, a legend where asked."""
+    axes = [ax for ax in fig.axes if ax.has_data()]
+    assert axes, "an empty figure"
+    title = (fig._suptitle.get_text() if fig._suptitle is not None else "") or axes[0].get_title()
+    assert title.strip(), "no title"
+    for ax in axes:
+        assert ax.get_xlabel().strip() and ax.get_ylabel().strip(), f"unlabelled axes in {title!r}"
+    if legend:
+        assert any(ax.get_legend() is not None for ax in fig.axes) or fig.legends, f"no legend in {title!r}"
+
+
+def test_every_estimator_has_its_own_colour_everywhere():
+    colours = [viz.style(m)["color"] for m in ESTIMATORS]
+    assert len(set(colours)) == len(colours)
+    assert viz.style("sign, lr 1e-3")["color"] == viz.style("sign")["color"]  # a label keeps its estimator's colour
+    assert viz.style("a-new-label")["color"] == viz.style("a-new-label")["color"]
+
+
+def test_figures_carry_titles_labels_and_legends():
+    rng = np.random.default_rng(0)
+    r = torch.tensor([0.0, 1, 0, 0, 1, 1, 1, 1])
+    assert_readable(viz.group_advantages(r, 4))
+    assert_readable(viz.degeneracy_vs_p(4))
+    assert_readable(viz.rate_vs_group_size([2, 4, 8], {"iid": [0.5, 0.3, 0.1], "beta": [0.6, 0.4, 0.3]}))
+    sweep = viz.sweep([1e-4, 3e-4], {"grpo": [(0.5, 0.4, 0.6), (0.45, 0.3, 0.6)], "sign": [(0.4, 0.35, 0.45),
+                                                                                           (0.5, 0.2, 0.8)]},
+                      "learning rate", "greedy accuracy", n_seeds=4, reference=(0.31, "start"))
+    assert_readable(sweep)
+    hist = {m: [[{"step": s, "reward": rng.uniform(), "starvation/all_fail": rng.uniform(0, .6),
+                  "starvation/all_pass": rng.uniform(0, .2)} for s in range(1, 9)] for _ in range(2)]
+            for m in ("grpo", "sign")}
+    fig = viz.starvation_curves(hist, window=2)
+    assert_readable(fig)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("grpo" in t for t in labels) and any("sign" in t for t in labels)
+    assert_readable(viz.count_bars([3, 1, 0, 2, 5], "correct completions (k)", "groups"), legend=False)
+
+
+def test_a_sweep_clips_fraction_intervals_to_0_1():
+    fig = viz.sweep([1, 2], {"grpo": [(0.9, 0.7, 1.3), (0.1, -0.2, 0.3)]}, "x", "accuracy", n_seeds=3)
+    ax = fig.axes[0]
+    ys = np.concatenate([seg[:, 1] for coll in ax.collections for seg in getattr(coll, "get_segments", lambda: [])()])
+    assert ys.size and ys.min() >= 0.0 and ys.max() <= 1.0
+
+
+def test_the_widget_draws_its_static_figure_headless(capsys):
+    fig = widgets.bandit_figure(p=0.3, G=4, method="sign", n_groups=3, seed=1)
+    assert_readable(fig)
+    box = widgets.bandit_explorer(p=0.3, G=4, method="grpo")
+    assert type(box).__name__ == "VBox"  # the sliders, below the figure already displayed
+
+
+def test_gradrank_against_an_independent_svd():
+    gen = torch.Generator().manual_seed(0)
+    grads = torch.randn(8, 30, generator=gen, dtype=torch.float64)
+    adv = torch.tensor([1.0, -1, 0, 0, 0.5, -0.5, 0, 2], dtype=torch.float64)
+    C = gradrank.contribution_matrix(grads, adv)
+    torch.testing.assert_close(C, adv[:, None] * grads)
+    s = np.linalg.svd(C.numpy(), compute_uv=False)
+    q = s / s.sum()
+    q = q[q > 0]
+    assert gradrank.effective_rank(C) == pytest.approx(float(np.exp(-(q * np.log(q)).sum())), rel=1e-10)
+    assert gradrank.rank_above(C) == int((s >= 0.01 * s[0]).sum()) == 5  # five nonzero advantages: rank 5
+    eye = torch.eye(3, dtype=torch.float64)
+    assert gradrank.effective_rank(eye) == pytest.approx(3.0) and gradrank.effective_rank(torch.zeros(3, 3)) == 0.0
+    U = gradrank.update_matrix(grads, adv, (5, 6))
+    torch.testing.assert_close(U, (adv[:, None] * grads).mean(0).reshape(5, 6))
+    M = torch.zeros(10, 10)
+    M[0, 0] = 1.0
+    M[1, 1] = 1e-4
+    assert gradrank.sparsity(M) == pytest.approx(0.99) and gradrank.sparsity(torch.zeros(2, 2)) == 1.0
+    with pytest.raises(ValueError, match="3 advantages for 8 completions"):
+        gradrank.contribution_matrix(grads, adv[:3])
