@@ -35,7 +35,8 @@ import numpy as np
 
 from ._checks import as_number
 from .config import RunConfig, method_name, parse_method
-from .io import DirLock, differing_keys, display_path, new_run_dir, fingerprint, read_json, run_name, write_json_atomic, write_text_atomic
+from .io import (DirLock, differing_keys, display_path, fingerprint, new_run_dir, read_json, read_jsonl, run_name,
+                 write_json_atomic, write_text_atomic)
 from .passk import pass_at_k_of
 from .runner import KS, evaluate_start, train
 from .sampling import get_sampling
@@ -394,19 +395,8 @@ def _distinct(results: dict, key: str) -> str:
 
 def _read_jsonl(path: Path) -> list[dict]:
     """The rows of a metrics file; a line that is not a JSON object is an error naming the file and the line."""
-    rows = []
-    for i, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}, line {i}, is not JSON ({e.msg}); move the file aside to write the report "
-                             "from the results files' own histories") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}, line {i}, is not a JSON object")
-        rows.append(row)
-    return rows
+    return [row for _, row in read_jsonl(path, hint="; move the file aside to write the report from the results "
+                                                    "files' own histories")]
 
 
 def _passk(result: dict) -> dict:

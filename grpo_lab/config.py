@@ -16,6 +16,7 @@ from .advantages import estimator_names, is_estimator
 from .sampling import check_sampling, get_sampling, sampling_names  # noqa: F401 (check_sampling: re-exported)
 
 DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
+BACKENDS = ("auto", "unsloth", "transformers")  # RunConfig.backend; grpo_lab.policy resolves "auto"
 
 
 def _f(default, help: str, cli: str | None = None, **kw):
@@ -156,8 +157,8 @@ class RunConfig:
             from .policy import resolve_dtype
 
             resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
-        if self.backend not in ("auto", "unsloth", "transformers"):
-            raise ValueError(f"backend must be auto, unsloth or transformers, got {self.backend!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be {', '.join(BACKENDS[:-1])} or {BACKENDS[-1]}, got {self.backend!r}")
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
             raise ValueError(f"--task {self.task} needs a real instruct model: --policy smollm2, or a hub id or "
                              "path (notebook 06 has the CPU smoke version)")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .io import run_name, write_text_atomic
+from .io import read_jsonl, run_name, write_text_atomic
 
 
 class LogFormatError(ValueError):
@@ -116,20 +116,11 @@ def _run_of(row: dict) -> str | None:
 
 def _from_jsonl(path: Path) -> RunLog:
     rows, G = [], None
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of the first row
-    except UnicodeDecodeError as e:
-        raise LogFormatError(f"{path} is not UTF-8 text (byte {e.start}: {e.reason}); is it a metrics.jsonl?") from None
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise LogFormatError(f"{path}, line {i}: not JSON ({e})") from None
-        if i == 1 and isinstance(r, dict) and isinstance(r.get("data"), dict) and "step" in r:
-            return _from_verl(path, text)
-        if not isinstance(r, dict) or "starvation/acr" not in r:
+    lines = read_jsonl(path, error=LogFormatError, hint="; is it a metrics.jsonl?")
+    if lines and isinstance(lines[0][1].get("data"), dict) and "step" in lines[0][1]:
+        return _from_verl(path, lines)
+    for i, r in lines:
+        if "starvation/acr" not in r:
             raise LogFormatError(f"{path}, line {i}: no 'starvation/acr' key: not a grpo-lab metrics.jsonl (nor "
                                  "verl's file log: one {'step', 'data'} object per line)")
         hist = r.get("starvation/success_hist")
@@ -158,7 +149,7 @@ VERL_EVICTED = "training/filter_groups/evicted_samples"  # samples of degenerate
 VERL_SURPLUS = "training/filter_groups/discarded_surplus_samples"  # informative samples generated beyond the batch
 
 
-def _from_verl(path: Path, text: str) -> RunLog:
+def _from_verl(path: Path, lines: list[tuple[int, dict]]) -> RunLog:
     """verl's file log (``trainer.logger=[..., 'file']``: one ``{"step": s, "data": {metric: value}}`` per line).
 
     verl logs no per-group statistic by itself. With ``algorithm.filter_groups`` on, it logs the samples of the
@@ -167,14 +158,8 @@ def _from_verl(path: Path, text: str) -> RunLog:
     the mean prompt + response length (the batch's tokens over its mean tokens per sample). The degenerate
     fraction of the groups generated is then evicted / (evicted + trained + surplus)."""
     rows = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise LogFormatError(f"{path}, line {i}: not JSON ({e})") from None
-        data = r.get("data") if isinstance(r, dict) else None
+    for i, r in lines:
+        data = r.get("data")
         if not isinstance(data, dict):
             raise LogFormatError(f"{path}, line {i}: not a verl file-log row (one {{'step', 'data'}} object per line)")
         degenerate = evicted = None

@@ -112,6 +112,29 @@ def read_json(path, what: str = "file"):
         raise ValueError(f"{what} {path} is damaged: not valid JSON ({e})") from None
 
 
+def read_jsonl(path, error: type[Exception] = ValueError, hint: str = "") -> list[tuple[int, dict]]:
+    """``(line number, object)`` for every non-blank line of a JSONL file: the one reader of metrics logs (compare's
+    report, a run's resume, ``inspect``). Text that is not UTF-8, or a line that is not a JSON object, raises
+    ``error`` naming the file and the line, followed by ``hint``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of the first line
+    except UnicodeDecodeError as e:
+        raise error(f"{path} is not UTF-8 text (byte {e.start}: {e.reason}){hint}") from None
+    rows = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise error(f"{path}, line {i}: not JSON ({e.msg}){hint}") from None
+        if not isinstance(row, dict):
+            raise error(f"{path}, line {i}: not a JSON object{hint}")
+        rows.append((i, row))
+    return rows
+
+
 def display_path(path) -> str:
     """A path as printed in notebooks and reports: relative to the working directory when inside it, under
     ``~`` when in the home directory, ``<temporary directory>/<name>`` when in the system's temporary directory;

@@ -18,7 +18,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import DTYPES
+from .config import BACKENDS, DTYPES  # noqa: F401 (BACKENDS: one list, here for policy users)
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHARS = string.digits + string.ascii_letters + " \n.,:;?!$#%+-*/=()'\"\\{}_"
@@ -220,7 +220,6 @@ def load_tiny_lm(path=None):
 # ---------------------------------------------------------------------------------------------
 # Loading a real policy: Unsloth on a CUDA GPU, transformers + peft elsewhere (notebook 06)
 
-BACKENDS = ("auto", "unsloth", "transformers")
 # The keyword arguments grpo_lab passes to Unsloth; tests/test_gpu_path.py checks them against the
 # pinned unsloth release's source (grpo_lab/requirements-gpu.txt).
 UNSLOTH_FROM_PRETRAINED_KW = ("model_name", "max_seq_length", "load_in_4bit", "fast_inference", "max_lora_rank",

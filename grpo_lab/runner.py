@@ -393,19 +393,10 @@ def _history(log_history) -> list[dict]:
 def _truncate_jsonl(path: Path, last_step: int) -> None:
     import json
 
-    from .io import write_text_atomic
+    from .io import read_jsonl, write_text_atomic
 
-    keep = []
-    for i, x in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-        if not x.strip():
-            continue
-        try:
-            step = json.loads(x).get("step", 0)
-        except (json.JSONDecodeError, AttributeError):
-            raise ValueError(f"{path}, line {i}, is not a JSON object; move the file aside to resume") from None
-        if step <= last_step:
-            keep.append(x)
-    write_text_atomic(path, "".join(x + "\n" for x in keep))
+    rows = read_jsonl(path, hint="; move the file aside to resume")
+    write_text_atomic(path, "".join(json.dumps(r) + "\n" for _, r in rows if r.get("step", 0) <= last_step))
 
 
 def _progress_bar(cfg: RunConfig, TrainerCallback):

@@ -216,7 +216,7 @@ def test_a_damaged_metrics_file_is_named(finished, tmp_path):
     metrics = run / "metrics" / "grpo-seed0.jsonl"  # a language-model run's per-step log, damaged
     metrics.parent.mkdir(exist_ok=True)
     metrics.write_text('{"step": 1}\n{"step": 2, \n')
-    with pytest.raises(ValueError, match=r"grpo-seed0.jsonl, line 2, is not JSON"):
+    with pytest.raises(ValueError, match=r"grpo-seed0.jsonl, line 2: not JSON"):
         write_report(run, read_config(run))
 
 
