@@ -38,6 +38,7 @@ from .config import RunConfig, method_name, parse_method
 from .io import (DirLock, differing_keys, display_path, fingerprint, new_run_dir, read_json, read_jsonl, run_name,
                  write_json_atomic, write_text_atomic)
 from .passk import pass_at_k_of
+from .report import md_table
 from .runner import KS, evaluate_start, train
 from .sampling import get_sampling
 from .starvation import start_starvation, summarize_rows
@@ -551,25 +552,23 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
                "\"down\" and \"apart\" only where 95% t-intervals over seeds do not overlap; with few seeds most "
                "differences are not detectable, which is not the same as no difference.", ""]
     md += [f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
-          "## Settings (the same for every run)", "",
-          "| setting | value |", "|---|---|"]
+          "## Settings (the same for every run)", ""]
     hidden = unused_settings(base, conf["estimators"], {r.get("backend") for rs in results.values() for r in rs})
-    for k, val in asdict(base).items():
-        if k not in PER_RUN and k not in hidden:
-            md.append(f"| {k} | {val} |")
-    md += [f"| methods | {', '.join(conf['estimators'])} |", f"| seeds | {', '.join(map(str, conf['seeds']))} |",
-           "| trainer | " + ("grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
-                             f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class; every setting explicit "
-                             f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, constant lr, loss_type dapo, beta 0)") + " |",
-           f"| versions | python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
-           f"grpo_lab {v.get('grpo_lab')} |",
-           f"| backend, device | {_distinct(results, 'backend')}; {_distinct(results, 'device')} |",
-           f"| weights | {_distinct(results, 'weights')} |",
-           f"| torch threads | {_distinct(results, 'threads')} |",
-           f"| weights' dtype | {_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
-           "autocast) |",
-           f"| trainer settings | {_trainer_line(results, read_json(out / 'config.json').get('trainer_settings'))} |",
-           "", *([f"Not listed, since they acted on no run here: {', '.join(hidden)}.", ""] if hidden else []),
+    settings = [(k, val) for k, val in asdict(base).items() if k not in PER_RUN and k not in hidden]
+    settings += [
+        ("methods", ", ".join(conf["estimators"])), ("seeds", ", ".join(map(str, conf["seeds"]))),
+        ("trainer", "grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
+         f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class; every setting explicit "
+         f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, constant lr, loss_type dapo, beta 0)"),
+        ("versions", f"python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
+                     f"grpo_lab {v.get('grpo_lab')}"),
+        ("backend, device", f"{_distinct(results, 'backend')}; {_distinct(results, 'device')}"),
+        ("weights", _distinct(results, "weights")), ("torch threads", _distinct(results, "threads")),
+        ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
+                           "autocast)"),
+        ("trainer settings", _trainer_line(results, read_json(out / "config.json").get("trainer_settings")))]
+    md += md_table(("setting", "value"), settings)
+    md += ["", *([f"Not listed, since they acted on no run here: {', '.join(hidden)}.", ""] if hidden else []),
            "## Starting point (shared by every run)", ""]
     if has_greedy:
         md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "
@@ -582,23 +581,19 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
            "## Results (mean [95% t-interval over seeds, clipped to [0, 1]])", "",
            *(["**One seed per estimator: there are no intervals, and these numbers cannot separate estimators. "
               "Rerun with at least 2 seeds (`--seeds 0,1,2`).**", ""] if len(conf["seeds"]) < 2 else []),
-           f"| estimator | seeds | greedy acc | pass@1 | pass@{k_top} | degenerate, first 10 steps | degenerate, whole run "
-           "| all-fail, run | all-pass, run |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for row in table:
-        md.append(f"| {row['estimator']} | {row['seeds']} | {fmt_ci(row['greedy'])} | {fmt_ci(row['pass@1'])} | "
-                  f"{fmt_ci(row[f'pass@{k_top}'])} | {fmt_ci(row['acr_start'])} | {fmt_ci(row['acr_run'])} | "
-                  f"{fmt_ci(row['all_fail_run'])} | {fmt_ci(row['all_pass_run'])} |")
-    md += ["", f"Compared {_budget_phrase(base)}.", "",
-           "### Generation cost (mean per run)", "",
-           "| method | steps | completions generated | new tokens | informative groups trained | rounds per step "
-           "| steps short of informative groups | prompts skipped | training seconds |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for row in table:
-        md.append(f"| {row['estimator']} | {_mean_or_na(row['steps_done'], '{:.1f}')} | "
-                  f"{_mean_or_na(row['completions'])} | {_mean_or_na(row['tokens'])} | {_mean_or_na(row['informative'])} | "
-                  f"{_mean_or_na(row['rounds_per_step'], '{:.2f}')} | {_mean_or_na(row['short_steps'], '{:.1f}')} | "
-                  f"{_mean_or_na(row['skipped'])} | {_mean_or_na(row['train_seconds'], '{:.1f}')} |")
+           ]
+    md += md_table(("estimator", "seeds", "greedy acc", "pass@1", f"pass@{k_top}", "degenerate, first 10 steps",
+                    "degenerate, whole run", "all-fail, run", "all-pass, run"),
+                   [(row["estimator"], row["seeds"], *(fmt_ci(row[c]) for c in (
+                       "greedy", "pass@1", f"pass@{k_top}", "acr_start", "acr_run", "all_fail_run", "all_pass_run")))
+                    for row in table])
+    md += ["", f"Compared {_budget_phrase(base)}.", "", "### Generation cost (mean per run)", ""]
+    md += md_table(("method", "steps", "completions generated", "new tokens", "informative groups trained",
+                    "rounds per step", "steps short of informative groups", "prompts skipped", "training seconds"),
+                   [(row["estimator"], _mean_or_na(row["steps_done"], "{:.1f}"), _mean_or_na(row["completions"]),
+                     _mean_or_na(row["tokens"]), _mean_or_na(row["informative"]),
+                     _mean_or_na(row["rounds_per_step"], "{:.2f}"), _mean_or_na(row["short_steps"], "{:.1f}"),
+                     _mean_or_na(row["skipped"]), _mean_or_na(row["train_seconds"], "{:.1f}")) for row in table])
     md += ["", "Informative groups trained: groups with reward spread that reached the loss (plain GRPO trains its "
                "degenerate groups too, at advantage 0). A round is one generation batch of prompts_per_step prompts; "
                "dynamic sampling (dapo) generates rounds until the step holds prompts_per_step informative groups or "

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .io import read_jsonl, run_name, write_text_atomic
+from .report import md_table
 
 
 class LogFormatError(ValueError):
@@ -466,8 +467,7 @@ def method_summary(methods: dict) -> list[str]:
     and over the whole run, all-fail and all-pass, each a mean over runs with a 95% t-interval over runs."""
     from .stats import fmt_ci
 
-    md = ["| method | runs | steps | degenerate, first steps | degenerate, last steps | degenerate, whole run "
-          "| all-fail, run | all-pass, run |", "|---|---|---|---|---|---|---|---|"]
+    table = []
     notes = set()
     for m, runs in methods.items():
         per_run = []
@@ -482,8 +482,9 @@ def method_summary(methods: dict) -> list[str]:
                             np.mean(pas) if pas else None))
         cols = list(zip(*per_run))
         steps = f"{min(cols[0])}" if min(cols[0]) == max(cols[0]) else f"{min(cols[0])}–{max(cols[0])}"
-        md.append(f"| {m} | {len(runs)} | {steps} | " + " | ".join(
-            fmt_ci([x for x in c if x is not None]) for c in cols[1:]) + " |")
+        table.append((m, len(runs), steps, *(fmt_ci([x for x in c if x is not None]) for c in cols[1:])))
+    md = md_table(("method", "runs", "steps", "degenerate, first steps", "degenerate, last steps",
+                   "degenerate, whole run", "all-fail, run", "all-pass, run"), table)
     q = max(notes)
     span = f"{q}" if min(notes) == q else f"{min(notes)}–{q}"
     md += ["", f"First and last steps: the first and last 10% of each run's logged steps ({span} step"

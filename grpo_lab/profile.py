@@ -37,6 +37,7 @@ import numpy as np
 from .config import RunConfig
 from .io import DirLock, fingerprint, read_json, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_curve
+from .report import md_table
 from .runner import apply_threads, as_prompted, eval_problems, policy_adapter, run_dtype, system_prompt
 from .starvation import degenerate_per_problem
 from .stats import mean_ci
@@ -289,24 +290,25 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     g_share = s["smallest_G_for_share"]
     md = [f"# grpo-lab profile — {conf.get('created', '')}", "",
           f"Command: `{conf.get('command') or 'grpo-lab profile'}`  ", "",
-          "## Settings", "", "| setting | value |", "|---|---|"]
-    md += [f"| {k} | {v} |" for k, v in profile_settings(cfg).items()]
-    md += [f"| weights | {'; '.join(s['weights']) or 'n/a'} |",
-           f"| threads | {', '.join(map(str, s['threads']))} |",
-           f"| weights' dtype | {', '.join(s['dtype'])} |", "",
+          "## Settings", ""]
+    md += md_table(("setting", "value"), [*profile_settings(cfg).items(),
+                                          ("weights", "; ".join(s["weights"]) or "n/a"),
+                                          ("threads", ", ".join(map(str, s["threads"]))),
+                                          ("weights' dtype", ", ".join(s["dtype"]))])
+    md += ["",
            "## What GRPO would see", "",
            f"- mean success rate p̄ = {s['mean_success']:.3f} over {s['n_problems']} problems, {n} samples each "
            f"(temperature 1); never solved: {s['never_solved']:.3f}; always solved: {s['always_solved']:.3f}",
            f"- smallest G at which at least {share:.0%} of groups carry a signal (rewards not all equal): "
            + (f"**G = {g_share}**" if g_share else f"none up to G = {n} (the samples per problem)"), "",
-           "| G | degenerate (estimated) [95% t-interval over problems] | all fail | all pass | i.i.d. at p̄ | "
-           "Jensen gap |", "|---|---|---|---|---|---|"]
-    for g in Gs:
-        r = d[g]
-        md.append(f"| {g} | {r['real']:.3f} [{max(r['lo'], 0):.3f}, {min(r['hi'], 1):.3f}] | {r['all_fail']:.3f} | "
-                  f"{r['all_pass']:.3f} | {r['iid']:.3f} | {_signed(r['real'] - r['iid'])} |")
-    md += ["", "| k | pass@k [95% bootstrap interval over problems] |", "|---|---|"]
-    md += [f"| {k} | {pk[k]['mean']:.3f} [{pk[k]['lo']:.3f}, {pk[k]['hi']:.3f}] |" for k in ks]
+           ]
+    md += md_table(("G", "degenerate (estimated) [95% t-interval over problems]", "all fail", "all pass", "i.i.d. at p̄",
+                    "Jensen gap"),
+                   [(g, f"{d[g]['real']:.3f} [{max(d[g]['lo'], 0):.3f}, {min(d[g]['hi'], 1):.3f}]",
+                     f"{d[g]['all_fail']:.3f}", f"{d[g]['all_pass']:.3f}", f"{d[g]['iid']:.3f}",
+                     _signed(d[g]['real'] - d[g]['iid'])) for g in Gs])
+    md += [""] + md_table(("k", "pass@k [95% bootstrap interval over problems]"),
+                          [(k, f"{pk[k]['mean']:.3f} [{pk[k]['lo']:.3f}, {pk[k]['hi']:.3f}]") for k in ks])
     md += ["", "## What to do", "", *[f"- {x}" for x in advice(s, cfg.max_completion_length)]]
     md += ["", "## Beside arXiv 2605.07689", "",
            f"The paper reports {PAPER['degenerate_G4']} of groups degenerate at G = 4 for a small model on GSM8K, "

@@ -87,3 +87,11 @@ def test_gradrank_against_an_independent_svd():
     assert gradrank.sparsity(M) == pytest.approx(0.99) and gradrank.sparsity(torch.zeros(2, 2)) == 1.0
     with pytest.raises(ValueError, match="3 advantages for 8 completions"):
         gradrank.contribution_matrix(grads, adv[:3])
+
+
+def test_one_markdown_table_helper():
+    from grpo_lab.report import md_table
+
+    assert md_table(("a", "b"), [(1, "x"), (2.5, None)]) == ["| a | b |", "|---|---|", "| 1 | x |", "| 2.5 | None |"]
+    with pytest.raises(ValueError, match="table row 0 has 1 cells for 2 columns"):
+        md_table(("a", "b"), [(1,)])
