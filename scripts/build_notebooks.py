@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime
+import ast
 import hashlib
 import re
 import sys
@@ -184,11 +185,66 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
     return out
 
 
+PKG = ROOT / "grpo_lab"
+
+
+def _module_path(name: str) -> Path | None:
+    """The file of grpo_lab module ``name`` ("" is the package, "tasks.gsm8k" a submodule), or None."""
+    base = PKG.joinpath(*name.split(".")) if name else PKG
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.is_file():
+            return p
+    return None
+
+
+def _imports_of(path: Path, name: str | None) -> set[str]:
+    """The grpo_lab modules that ``path`` imports anywhere (top level or inside functions), as names relative to
+    the package; ``name``: the module's own name (None for a lesson, which imports absolutely)."""
+    if name is None:
+        package = []
+    else:
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        package = [p for p in package if p]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                mod = package[:len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            elif node.module == "grpo_lab" or (node.module or "").startswith("grpo_lab."):
+                mod = node.module.split(".")[1:]
+            else:
+                continue
+            out.add(".".join(mod))
+            out.update(".".join(mod + [a.name]) for a in node.names)  # a submodule imported by name
+        elif isinstance(node, ast.Import):
+            out.update(".".join(a.name.split(".")[1:]) for a in node.names
+                       if a.name == "grpo_lab" or a.name.startswith("grpo_lab."))
+    return {m for m in out if _module_path(m) is not None}
+
+
+def lesson_modules(src: Path) -> set[str]:
+    """Every grpo_lab module a lesson can run: the ones it imports, what they import (at any depth, imports inside
+    functions included) and the packages that hold them."""
+    todo, seen = list(_imports_of(src, None) | {""}), set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        parts = m.split(".") if m else []
+        todo += [".".join(parts[:i]) for i in range(len(parts))]  # importing a.b runs a's __init__
+        todo += list(_imports_of(_module_path(m), m))
+    return seen
+
+
 def inputs_hash(src: Path) -> str:
-    """What a lesson's outputs depend on: its source and every file of the grpo_lab package (not caches)."""
+    """What a lesson's outputs depend on: its source, the grpo_lab modules it can run (:func:`lesson_modules`) and
+    every file of the package that is not Python (data, weights): editing a module no lesson imports (the verl
+    plugin, the CLI) leaves the executed lessons current."""
     h = hashlib.sha256()
-    files = [src] + sorted(p for p in (ROOT / "grpo_lab").rglob("*")
-                           if p.is_file() and "__pycache__" not in p.parts)
+    modules = {_module_path(m) for m in lesson_modules(src)}
+    files = [src] + sorted(p for p in PKG.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                           and (p.suffix != ".py" or p in modules))
     for p in files:
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
