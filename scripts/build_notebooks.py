@@ -34,9 +34,9 @@ cell, both derived from grpo_lab/project.py (left out while its repository addre
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import datetime
-import ast
 import hashlib
 import re
 import sys
@@ -248,6 +248,112 @@ def inputs_hash(src: Path) -> str:
     for p in files:
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- exercises fail only at stubs
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+          ast.GeneratorExp)
+
+
+def names_assigned(tree):
+    """Names bound at module scope (a def's or a comprehension's own locals are not)."""
+    out = set()
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(child.name)
+                continue
+            if isinstance(child, SCOPES):
+                continue
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                out.add(child.id)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).split(".")[0] for a in child.names)
+            todo.append(child)
+    return out
+
+CATCHES = {"NotImplementedError", "RuntimeError", "Exception", "BaseException"}
+
+
+def names_read(tree):
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def calls_outside_guards(tree):
+    """Names read outside a ``try`` whose handlers catch NotImplementedError (there a stub's error is handled)."""
+    out, todo = set(), [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Try) and any(h.type is None or any(
+                isinstance(n, ast.Name) and n.id in CATCHES for n in ast.walk(h.type)) for h in node.handlers):
+            todo += node.handlers + node.orelse + node.finalbody
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        todo += list(ast.iter_child_nodes(node))
+    return out
+
+def top_level_raise(tree):
+    """a raise NotImplementedError not inside a def"""
+    bad = []
+    def visit(node, in_def):
+        for child in ast.iter_child_nodes(node):
+            d = in_def or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Raise) and not in_def and "NotImplementedError" in ast.unparse(child):
+                bad.append(child.lineno)
+            visit(child, d)
+    visit(tree, False)
+    return bad
+
+def stub_problems(ex, sol) -> list[str]:
+    """Why executing the exercises notebook ``ex`` could fail other than at its stubs, given that its solutions
+    notebook ``sol`` runs clean (nbval runs it): read from the cells, not by executing them again. An exercise
+    cell differs from its solution only by stubs that raise NotImplementedError inside a function (so the cell
+    still defines the same names); a later cell that calls a stub outside a handler for that error fails with it
+    (allowed: that is the stub's message), and what such a cell would have assigned is missing, so no later cell
+    may read a name only such a cell defines. Empty when the exercises can fail only at their stubs."""
+    problems = []
+    ec = [c for c in ex.cells if c.cell_type == "code"]
+    sc = [c for c in sol.cells if c.cell_type == "code"]
+    if len(ec) != len(sc):
+        return [f"{len(ec)} code cells in the exercises, {len(sc)} in the solutions"]
+    stubs, poisoned, defined, failing = set(), set(), set(), 0
+    for i, (e, s) in enumerate(zip(ec, sc)):
+        src = "\n".join(l for l in e.source.splitlines() if not l.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(src)
+        except SyntaxError as err:
+            problems.append(f"cell {i}: not Python ({err})"); continue
+        if e.source != s.source:
+            if "raise NotImplementedError" not in e.source:
+                problems.append(f"cell {i} differs from the solution without a stub")
+            bad = top_level_raise(tree)
+            if bad:
+                problems.append(f"cell {i}: a stub raises at top level (line {bad}), so the names it defines would be missing")
+            sol_defs = names_assigned(ast.parse(s.source))
+            if names_assigned(tree) != sol_defs:
+                problems.append(f"cell {i}: the stub defines {sorted(names_assigned(tree))}, the solution {sorted(sol_defs)}")
+            stubs |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            defined |= names_assigned(tree)
+            continue
+        read = names_read(tree)
+        if calls_outside_guards(tree) & stubs:  # it fails with NotImplementedError: what it assigns is lost
+            poisoned |= names_assigned(tree) - defined
+            failing += 1
+        else:
+            lost = read & poisoned
+            if lost:
+                problems.append(f"cell {i} reads {sorted(lost)}, assigned only in a cell that fails at a stub")
+            poisoned -= names_assigned(tree)
+            defined |= names_assigned(tree)
+    if not stubs:
+        problems.append("no stub: an exercises notebook without an exercise")
+    elif not failing:
+        problems.append(f"no cell calls a stub ({', '.join(sorted(stubs))}): an exercise nobody runs")
+    return problems
 
 
 def strip_outputs(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -53,17 +53,46 @@ def test_setting_the_address_brings_badges_back(monkeypatch):
     assert "grpo-lab[gpu] @ git+https://github.com/someone/grpo-lab@main" in install.source
 
 
+def _stub_problems():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_notebooks import stub_problems
+
+    return stub_problems
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*.ipynb")), ids=lambda p: p.name)
 def test_exercises_fail_only_with_their_stubs(path):
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, resources={
-        "metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    stubs = [c for c in nb.cells if c.cell_type == "code" and "raise NotImplementedError" in c.source]
-    assert stubs, "an exercise notebook without a stub"
-    assert errors, "the stubs should raise"
-    others = [f"{o.ename}: {o.evalue}" for o in errors if o.ename != "NotImplementedError"]
-    assert not others, others
+    """nbval executes solutions/ (every lesson with its exercises solved); the exercises differ from them only at
+    their stubs, so the exercises are read, not executed a second time (scripts/build_notebooks.stub_problems)."""
+    ex = nbformat.read(path, as_version=4)
+    problems = _stub_problems()(ex, nbformat.read(ROOT / "solutions" / path.name, as_version=4))
+    assert not problems, f"{path.name}: {problems}"
+
+
+def _nb(*cells):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+
+
+SOLVED = ("def f(x):\n    return x + 1", "y = f(1)", "print(y)")
+STUB = "def f(x):\n    raise NotImplementedError('exercise 1: replace this line')"
+
+
+def test_reading_the_stubs_finds_what_executing_them_would():
+    stub_problems = _stub_problems()
+    sol = _nb(*SOLVED)
+    lost = _nb(STUB, *SOLVED[1:])  # y is assigned only where f fails: print(y) would be a NameError
+    assert stub_problems(lost, sol) == ["cell 2 reads ['y'], assigned only in a cell that fails at a stub"]
+    NotebookClient(lost, timeout=120, kernel_name="python3", allow_errors=True).execute()  # and executed:
+    assert [o.ename for c in lost.cells for o in c.outputs if o.output_type == "error"] == ["NotImplementedError",
+                                                                                           "NameError"]
+    guard = "try:\n    y = f(1)\nexcept NotImplementedError:\n    y = 0"  # a cell that works either way
+    assert stub_problems(_nb(STUB, guard, "print(y)", "f(0)"), _nb(SOLVED[0], guard, "print(y)", "f(0)")) == []
+    top = _nb("raise NotImplementedError('exercise 1')\ndef f(x):\n    return x", *SOLVED[1:])
+    assert any("raises at top level" in p for p in stub_problems(top, sol))
+    other = _nb(SOLVED[0], "y = f(2)", SOLVED[2])
+    assert stub_problems(other, sol)[0] == "cell 1 differs from the solution without a stub"
+    assert stub_problems(_nb(STUB, "print(1)", "print(2)"), _nb(SOLVED[0], "print(1)", "print(2)")) == [
+        "no cell calls a stub (f): an exercise nobody runs"]
 
 
 def test_checks_say_exactly_what_differs():
