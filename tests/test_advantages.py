@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from grpo_lab import advantages as A
 from grpo_lab.advantages import ESTIMATORS, AVSPOController, compute_advantages
+import numpy as np
+import grpo_lab as gl
 
 EPS = 1e-4
 
@@ -294,3 +296,51 @@ def test_lists_and_ints_are_accepted_as_float():
     out = compute_advantages([1, 0, 0, 0], 4, "drgrpo")
     assert out.dtype == torch.get_default_dtype()
     torch.testing.assert_close(out, torch.tensor([0.75, -0.25, -0.25, -0.25]))
+
+
+MIXED = torch.tensor([0.0, 1, 0, 0, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("out,match", [(lambda r: torch.as_tensor(r) > 0, "torch.bool"),
+                                       (lambda r: torch.as_tensor(r) * 1j, "complex"),
+                                       (lambda r: None, "returned None"),
+                                       (lambda r: "nope", "not numbers")])
+def test_a_registered_estimator_must_return_real_numbers(out, match):
+    name = f"bad_{abs(hash(match)) % 10_000}"
+    gl.register_estimator(name, lambda r, G: out(r))
+    with pytest.raises(ValueError, match=match):
+        gl.compute_advantages(torch.tensor([0.0, 1, 0, 0]), 4, name)
+
+
+@pytest.mark.parametrize("method", ["drgrpo", "rloo"])
+def test_advantages_that_overflow_the_dtype_are_an_error_not_inf(method):
+    half = torch.tensor([65504.0, -65504, -65504, -65504], dtype=torch.half)
+    with pytest.raises(ValueError, match="exceed the range of torch.float16"):
+        gl.compute_advantages(half, 4, method)
+    big = torch.tensor([3e38, -3e38, 3e38, -3e38])
+    if method == "rloo":
+        with pytest.raises(ValueError, match="exceed the range of torch.float32"):
+            gl.compute_advantages(big, 4, method)
+    wide = gl.compute_advantages(big.double(), 4, method)  # the remedy the message names
+    assert torch.isfinite(wide).all()
+
+
+def test_a_degenerate_group_is_zero_even_when_eps_underflows():
+    out = gl.compute_advantages(torch.ones(4), 4, "grpo", eps=1e-50)  # 1e-50 is 0 in float32
+    assert out.tolist() == [0.0] * 4
+
+
+@pytest.mark.parametrize("method", ["grpo", "dapo", "avspo", "avspo_code"])
+@pytest.mark.parametrize("bad", ["False", "no", 0, 1, None])
+def test_unbiased_must_be_a_bool_not_anything_truthy(method, bad):
+    # "False" used to count as True: Bessel's correction silently on
+    with pytest.raises(TypeError, match="unbiased must be True or False"):
+        gl.compute_advantages(MIXED, 4, method, unbiased=bad)
+
+
+def test_unbiased_takes_numpy_bools_as_bools():
+    for flag in (False, True):
+        torch.testing.assert_close(gl.compute_advantages(MIXED, 4, "grpo", unbiased=np.bool_(flag)),
+                                   gl.compute_advantages(MIXED, 4, "grpo", unbiased=flag))
+    assert not torch.equal(gl.compute_advantages(MIXED, 4, "grpo", unbiased=False),
+                           gl.compute_advantages(MIXED, 4, "grpo", unbiased=True))

@@ -1,6 +1,7 @@
 """`grpo-lab compare`: the quick profile end to end, resuming after an interruption, and bad options."""
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from grpo_lab import cli
+from grpo_lab.config import RunConfig
 from grpo_lab.stats import mean_ci
 
 
@@ -165,3 +167,54 @@ def test_gsm8k_with_an_unreachable_model_is_a_clear_error(tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert "could not load 'no-such-org/model'" in err and "Traceback" not in err
     assert not list(tmp_path.rglob("report.md"))
+
+
+def test_a_negative_learning_rate_in_scientific_notation_is_named(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--lr", "-1e-4", "--out", str(tmp_path)])
+    assert "learning rate must be a positive number, got -0.0001" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw", [dict(learning_rate=True), dict(learning_rate=math.inf), dict(max_grad_norm=False),
+                                dict(max_grad_norm=-1.0)])
+def test_run_config_refuses_bools_and_non_positive_numbers(kw):
+    with pytest.raises(ValueError, match="must be a positive number"):
+        RunConfig(**kw).validate()
+
+
+def test_an_edited_config_names_the_changed_setting(tmp_path):
+    from grpo_lab.compare import read_config, write_config
+
+    write_config(tmp_path, ["grpo"], [0], RunConfig(policy="tabular", steps=5))
+    conf = json.loads((tmp_path / "config.json").read_text())
+    conf["base"]["learning_rate"] = 0.5
+    (tmp_path / "config.json").write_text(json.dumps(conf))
+    with pytest.raises(ValueError, match=r"settings changed since the start \(start value != now\): "
+                                         r"learning_rate: 0.0001 != 0.5"):
+        read_config(tmp_path)
+
+
+def test_a_seed_removed_from_config_is_named_in_the_report(tmp_path):
+    from grpo_lab.compare import read_config, write_report
+
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0,1", "--steps", "3",
+                     "--no-progress", "--out", str(tmp_path)]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    conf = json.loads((run / "config.json").read_text())
+    conf["seeds"] = [0]
+    (run / "config.json").write_text(json.dumps(conf))
+    report = write_report(run, read_config(run)).read_text()
+    assert "**Not in this report:** grpo-seed1.json" in report
+
+
+def test_a_refused_compare_leaves_no_run_directory(tmp_path, capsys):
+    from grpo_lab import cli
+
+    # refused inside write_config, after the timestamped directory was made
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--policy", "tabular", "--estimators", "dapo", "--no-progress", "--out", str(tmp_path)])
+    assert "the tabular simulator has none" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0", "--steps", "2",
+                     "--no-progress", "--out", str(tmp_path)]) == 0
+    assert len(list(tmp_path.iterdir())) == 1  # an accepted one keeps its directory

@@ -152,3 +152,11 @@ def test_hostile_output_is_graded_and_gives_the_same_answer(text):
 def test_a_comma_after_the_number_does_not_cut_it(text, expected):
     assert extract_answer(text) == expected
 
+
+def test_numpy_references_and_overlong_numbers():
+    from grpo_lab.tasks.gsm8k import is_correct
+
+    assert is_correct("#### 72", np.float64(72)) and is_correct("#### 72", np.int64(72))
+    assert is_correct("#### 0.1", np.float32(0.5)) is False
+    with pytest.raises(ValueError, match="more than 400 digits"):
+        is_correct("#### 72", "1" * 401)

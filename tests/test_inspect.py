@@ -1,6 +1,7 @@
 """`grpo-lab inspect`: a real TRL trainer_state.json, grpo-lab's own logs, CSV exports, malformed input."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -9,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trl import GRPOConfig, GRPOTrainer
 
+from conftest import USE_CPU
 from grpo_lab import cli
 from grpo_lab.diagnose import LogFormatError, beta_degeneracy, implied_beta, inspect_run, read_log
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.trl import StarvationCallback, trainer_class
-from conftest import USE_CPU
+
 
 G = 4
 
@@ -188,3 +190,87 @@ def test_inspect_says_how_long_a_big_file_takes(tmp_path, monkeypatch):
         d.inspect_run(path, warn=said.append)
     assert said == [f"{path} is 100 MB: reading it takes about {100 / d.CSV_MB_PER_S:.0f} s at the measured "
                     f"{d.CSV_MB_PER_S:g} MB/s"]
+
+
+def _trl_log(tmp_path, rows):
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": rows}))
+    return path
+
+
+def _jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_beta_degeneracy_at_a_huge_group_size_is_fast_and_continuous():
+    mu, kappa = 0.3, 2.0
+    small = beta_degeneracy(mu, kappa, 1000)
+    big = beta_degeneracy(mu, kappa, 1001)  # the log-gamma route
+    assert 0 < big < small and big == pytest.approx(small, rel=1e-2)
+    assert 0 < beta_degeneracy(mu, kappa, 10 ** 9) < 1
+
+
+def test_inspect_refuses_fractions_outside_0_1_and_all_nan_logs(tmp_path):
+    bad = _trl_log(tmp_path, [{"step": 1, "reward": 0.3, "frac_reward_zero_std": 7}])
+    with pytest.raises(LogFormatError, match="degenerate = 7.0, not a fraction"):
+        read_log(bad)
+    nan = _trl_log(tmp_path, [{"step": 1, "reward": 0.3, "frac_reward_zero_std": float("nan")}])
+    with pytest.raises(LogFormatError, match="finite degenerate fraction"):
+        read_log(nan)
+
+
+def test_inspect_refuses_a_group_size_below_2(tmp_path, capsys):
+    path = _trl_log(tmp_path, [{"step": 1, "reward": 0.3, "frac_reward_zero_std": 0.7}])
+    with pytest.raises(SystemExit):
+        cli.main(["inspect", str(path), "-G", "1"])
+    assert "group size must be >= 2" in capsys.readouterr().err
+
+
+def test_inspect_reads_null_seeds_bom_csvs_and_names_non_utf8(tmp_path):
+    a = tmp_path / "a.jsonl"
+    a.write_text(json.dumps({"step": 1, "seed": None, "estimator": "grpo", "starvation/acr": 0.5, "reward": 0.3}) + "\n")
+    assert read_log(a).rows[0]["run"] is None
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b'{"step": 1, "starvation/acr": 0.5, "x": "\xff"}\n')
+    with pytest.raises(LogFormatError, match="b.jsonl is not UTF-8 text"):
+        read_log(b)
+    c = tmp_path / "c.csv"
+    c.write_text("\ufeffStep,train/frac_reward_zero_std,train/reward\n1,0.5,0.3\n", encoding="utf-8")
+    assert read_log(c).rows[0]["degenerate"] == 0.5
+
+
+def test_inspect_rows_missing_keys_is_an_error_not_an_empty_report(tmp_path, capsys):
+    log = _jsonl(tmp_path / "metrics.jsonl", [{"starvation/acr": None}, {"starvation/acr": 0.5}])
+    with pytest.raises(LogFormatError, match="no row has both a step and a finite degenerate fraction"):
+        read_log(log)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["inspect", str(log)])
+    assert e.value.code == 2
+    assert "no row has both" in capsys.readouterr().err
+
+
+def test_inspect_warns_about_rows_that_lack_keys(tmp_path, capsys):
+    rows = [{"step": i, "starvation/acr": 0.5, "reward": 0.3} for i in range(1, 5)] + [{"starvation/acr": 0.4}]
+    log = _jsonl(tmp_path / "metrics.jsonl", rows)
+    assert cli.main(["inspect", str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 of 5 rows lack a step" in err
+    assert "warning: 1 of 5 rows lack a mean reward" in err
+    report = (tmp_path / "starvation" / "report.md").read_text()
+    assert "**Warning:** 1 of 5 rows lack a step" in report
+
+
+def test_inspect_histogram_with_a_string_is_a_clear_error(tmp_path):
+    log = _jsonl(tmp_path / "metrics.jsonl",
+                 [{"step": 1, "starvation/acr": 0.5, "starvation/success_hist": [1, "x", 2, 0, 1]}])
+    with pytest.raises(LogFormatError, match="line 1: 'starvation/success_hist' must be a list"):
+        read_log(log)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this OS")
+def test_inspect_does_not_hang_on_a_fifo(tmp_path):
+    fifo = tmp_path / "metrics.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(LogFormatError, match="not a regular file"):
+        read_log(fifo)

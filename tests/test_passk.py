@@ -1,3 +1,4 @@
+import math
 from math import comb
 
 import numpy as np
@@ -69,3 +70,61 @@ def test_maj_at_k():
         maj_at_k(answers, refs, 5)
     with pytest.raises(ValueError, match="3 answer lists but 2 references"):
         maj_at_k(answers, refs[:2], 2)
+
+
+def test_pass_at_k_with_huge_counts():
+    assert pass_at_k(2 ** 40, 2 ** 39, 1) == pytest.approx(0.5, abs=1e-12)
+    assert pass_at_k(10 ** 6, 5 * 10 ** 5, 3) == pytest.approx(1 - 0.5 ** 3, abs=1e-6)
+    # the many-correct route agrees with the explicit product where both apply
+    n, c, k = 20_000, 5_000, 3
+    exact = 1 - math.comb(n - c, k) / math.comb(n, k)
+    assert pass_at_k(n, c, k) == pytest.approx(exact, rel=1e-12)
+    for n in (1e20, 2 ** 63):
+        with pytest.raises(ValueError, match="too large to be a count"):
+            pass_at_k(n, 1, 1)
+
+
+def test_maj_at_k_ties_numbers_and_answer_fields():
+    assert maj_at_k([["72", "71"]], ["72"], 2).tolist() == [0.5]  # a tie: the chance a fair tie-break is right
+    assert maj_at_k([["71", "72"]], ["72"], 2).tolist() == [0.5]  # ... whatever the order
+    assert maj_at_k([["72", "72", "5"]], [np.int64(72)], 3).tolist() == [1.0]
+    assert maj_at_k([["1,000", "7"]], [1000], 1, n_resamples=400).item() == pytest.approx(0.5, abs=0.1)
+    assert maj_at_k([["72.0"]], [72], 1).tolist() == [1.0]
+    with pytest.raises(ValueError, match="whole GSM8K answer field"):
+        maj_at_k([["72"]], ["She has 8 * 9 = 72 apples.\n#### 72"], 1)
+
+
+def test_maj_at_k_refuses_a_flat_answer_list():
+    # a flat list used to be read as problems whose samples are characters: [0.] and no error
+    with pytest.raises(ValueError, match=r"answers\[0\] is str '72', not a list of one problem's sampled answers"):
+        maj_at_k(["72", "5"], ["72", "5"], 1)
+    assert maj_at_k([["72"], ["5"]], ["72", "6"], 1).tolist() == [1.0, 0.0]
+
+
+def test_pass_at_k_curve_refuses_fractional_k():
+    with pytest.raises(TypeError, match="k"):
+        pass_at_k_curve([8, 8], [1, 2], ks=[1.7])
+
+
+def test_pass_at_k_curve_refuses_empty_ks_and_zero_boot():
+    with pytest.raises(ValueError, match="ks is empty"):
+        pass_at_k_curve([8, 8], [1, 2], ks=[])
+    with pytest.raises(ValueError, match="n_boot"):
+        pass_at_k_curve([8, 8], [1, 2], ks=[1, 2], n_boot=0)
+    with pytest.raises(ValueError, match="confidence"):
+        pass_at_k_curve([8, 8], [1, 2], ks=[1], confidence=float("nan"))
+
+
+def test_pass_at_k_curve_accepts_numpy_integer_ks():
+    curve = pass_at_k_curve([8, 8], [1, 2], ks=np.array([1, 4]))
+    assert curve.ks.tolist() == [1, 4]
+
+
+def test_maj_at_k_refuses_zero_resamples():
+    with pytest.raises(ValueError, match="n_resamples"):
+        maj_at_k([["1", "2", "1"]], ["1"], k=2, n_resamples=0)
+
+
+def test_naive_best_of_k_refuses_bad_k():
+    with pytest.raises(ValueError, match="k"):
+        naive_best_of_k([[1, 0]], k=0)

@@ -2,16 +2,18 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from datasets import Dataset
 from trl import GRPOConfig
 
+from conftest import USE_CPU
 from grpo_lab.config import RunConfig, check_sampling, method_name, parse_method
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.starvation import collapse_rate, filter_groups
 from grpo_lab.trl import CompletionBudget, choose_groups, merge_rows, trainer_class
-from conftest import USE_CPU
+
 
 G = 4
 
@@ -338,3 +340,15 @@ def test_the_sampling_registry_refuses_bad_rules_by_name():
     with pytest.raises(ValueError, match="built-in sampling rule 'none' cannot be removed"):
         unregister_sampling("none")
     assert sampling_names()[:3] == ("none", "dynamic", "drop") and len(sampling_names()) == 3
+
+
+@pytest.mark.parametrize("p", [np.float32(0.5), np.float64(0.25), 0.5, 0])
+def test_skip_prob_takes_any_real_number_type(p):
+    check_sampling(skip_prob=p)
+    assert RunConfig(skip_prob=p).validate().skip_prob == p
+
+
+@pytest.mark.parametrize("p", [1, 1.0, -0.1, float("nan"), "0.5", True, np.float32(1.5)])
+def test_skip_prob_out_of_range_or_not_a_number_is_named(p):
+    with pytest.raises(ValueError, match=r"skip_prob must be a number in \[0, 1\)"):
+        check_sampling(skip_prob=p)

@@ -5,6 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grpo_lab.starvation import collapse_rate, degeneracy_rate, jensen_gap, signal_kept, success_rates
+import math
+import grpo_lab as gl
 
 
 def test_degeneracy_rate_closed_form_and_types():
@@ -95,3 +97,14 @@ def test_signal_kept_shows_starvation():
     assert s["drgrpo"].mean_abs == pytest.approx((0.75 + 3 * 0.25) / 32)
     off = signal_kept(r, methods=("avspo",), avspo={"threshold": 0.95})
     assert off["avspo"].frac_nonzero == pytest.approx(1 / 8)
+
+
+@pytest.mark.parametrize("tol", [0, -1.0, math.nan])
+def test_collapse_rate_refuses_a_tolerance_that_is_not_positive(tol):
+    with pytest.raises(ValueError, match="tol must be"):
+        gl.collapse_rate(torch.tensor([0.0, 1, 0, 0]), 4, tol=tol)
+
+
+def test_signal_kept_names_a_misspelt_option():
+    with pytest.raises(ValueError, match="'avpso', which is not among the methods"):
+        gl.signal_kept(torch.tensor([0.0, 1, 0, 0]), 4, avpso={"threshold": 0.3})
