@@ -219,6 +219,7 @@ def check_field(name: str, value) -> None:
 # A comparison row is a *method*: an estimator plus how a step's groups are sampled. Named recipes:
 METHODS = {"dapo": dict(estimator="grpo", sampling="dynamic")}  # DAPO's dynamic sampling with GRPO's advantage
 SKIP_PROB = 0.5  # "+skip" without a value
+PER_RUN = ("estimator", "seed", "sampling", "skip_prob")  # what differs between the runs of one comparison
 
 
 def parse_method(name: str) -> dict:

@@ -15,6 +15,8 @@ import numpy as np
 
 from ._checks import as_int, as_number
 
+KS = (1, 2, 4, 8, 16)  # the k at which evaluations and reports give pass@k (runs, comparisons)
+
 
 _MAX_COUNT = 2 ** 62  # counts are int64; anything larger is not a number of samples
 
