@@ -352,7 +352,7 @@ for lr in LRS:
     display(viz.level_bars(start["greedy_by_level"], after, n_seeds=len(SEEDS),
                            title=f"Greedy accuracy per level (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
     for e, per_level in after.items():
-        moved = [f"level {lv} {start['greedy_by_level'][lv]:.2f} -> {m:.2f} [{lo:.2f}, {hi:.2f}] "
+        moved = [f"level {lv} {start['greedy_by_level'][lv]:.2f} -> {m:.2f} [{max(lo, 0):.2f}, {min(hi, 1):.2f}] "
                  f"({'up' if lo > start['greedy_by_level'][lv] else 'down'})"
                  for lv, (m, lo, hi) in per_level.items()
                  if lo > start["greedy_by_level"][lv] or hi < start["greedy_by_level"][lv]]
