@@ -29,7 +29,6 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import replace
 
 warnings.filterwarnings("ignore")
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1"
