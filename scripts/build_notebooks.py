@@ -238,13 +238,19 @@ def lesson_modules(src: Path) -> set[str]:
 
 
 def inputs_hash(src: Path) -> str:
-    """What a lesson's outputs depend on: its source, the grpo_lab modules it can run (:func:`lesson_modules`) and
-    every file of the package that is not Python (data, weights): editing a module no lesson imports (the verl
-    plugin, the CLI) leaves the executed lessons current."""
+    """What a lesson's outputs depend on: its source, the grpo_lab modules it can run (:func:`lesson_modules`), the
+    package's data files that the lesson or those modules name (``grpo_lab/data/smollm2_study.json`` for lesson 10)
+    and its other files (weights): editing a module no lesson imports (the verl plugin, the CLI), or one lesson's
+    shipped data, leaves the other executed lessons current."""
     h = hashlib.sha256()
     modules = {_module_path(m) for m in lesson_modules(src)}
+    texts = "\n".join(p.read_text() for p in [src, *modules])
+
+    def used(p: Path) -> bool:  # a data file counts when the lesson or one of its modules names it
+        return p.parent != PKG / "data" or p.name in texts
+
     files = [src] + sorted(p for p in PKG.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                           and (p.suffix != ".py" or p in modules))
+                           and (p in modules if p.suffix == ".py" else used(p)))
     for p in files:
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
