@@ -7,6 +7,7 @@ here trains or reads a run's settings beyond its results (introduced in notebook
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -245,7 +246,9 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
                f"{'' if n_min == max(len(r) for r in results.values()) else '+'} seeds per method. \"Up\", "
                "\"down\" and \"apart\" only where 95% t-intervals over seeds do not overlap; with few seeds most "
                "differences are not detectable, which is not the same as no difference.", ""]
-    md += [f"Command: `{conf.get('command') or 'grpo-lab compare'}`  ", f"Directory: `{display_path(out)}`", "",
+    # where a comparison was first written is not part of how to reproduce it (the Directory line says where it is)
+    command = re.sub(r"\s+--out(?:=|\s+)\S+", "", conf.get("command") or "grpo-lab compare")
+    md += [f"Command: `{command}`  ", f"Directory: `{display_path(out)}`", "",
           "## Settings (the same for every run)", ""]
     hidden = unused_settings(base, conf["estimators"], {r.get("backend") for rs in results.values() for r in rs})
     settings = [(k, val) for k, val in asdict(base).items() if k not in PER_RUN and k not in hidden]
