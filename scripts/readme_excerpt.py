@@ -27,6 +27,8 @@ MARKERS = {"excerpt": ("<!-- report-excerpt:begin -->", "<!-- report-excerpt:end
            "verdicts": ("<!-- verdicts:begin -->", "<!-- verdicts:end -->"),
            "study": ("<!-- study-verdicts:begin -->", "<!-- study-verdicts:end -->")}
 STUDY = "smollm2-study-lr*"  # the real-model study (issue 26): one comparison per learning rate
+EQUAL = "smollm2-study-equalgen-lr*"  # dapo stopped at the completions 16 steps of grpo generate, per learning rate
+BF16 = "smollm2-study-bf16-lr*"  # grpo with bfloat16 weights, the same seeds: does it learn like float32?
 PAPER = ("arXiv 2605.07689 (a small model on GSM8K, G = 4, 7 seeds): Sign 73.8% against normalised group-mean "
          "Dr.GRPO 28.4%, with the learning rate not controlled across methods")
 CELL = re.compile(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
@@ -145,7 +147,8 @@ def study_verdicts() -> str:
         if "sign" in g and "grpo" in g and min(len(g["sign"]), len(g["grpo"])) >= 2:
             diff = np.mean(g["sign"]) - np.mean(g["grpo"])
             k = seeds_needed(g["sign"], g["grpo"])
-            line += (f"; sign − grpo {diff:+.3f}" + ("" if separated(g["sign"], g["grpo"]) else
+            sep = separated(g["sign"], g["grpo"])
+            line += (f"; sign − grpo {diff:+.3f}" + (f", apart: {'Sign' if sep == 'a' else 'GRPO'} ahead" if sep else
                      ", not separated: the means agree to 3 decimals" if abs(diff) < 5e-4 else
                      f", not separated: {f'about {k}' if k else 'more than 1000'} seeds per method would resolve "
                      f"a difference that size in a two-sample t-test (from the spread of these "
@@ -161,7 +164,59 @@ def study_verdicts() -> str:
         lines.append("- **Each method at its own best learning rate** (greedy accuracy): " + ", ".join(said)
                      + "; against grpo at its best: " + (f"ahead: {', '.join(ahead)}" if ahead else "none ahead")
                      + (f"; behind: {', '.join(behind)}" if behind else "") + f". Beside {PAPER}.")
+    lines += [_paired_line(d, val, read_config, load_results, kind) for kind, pattern in (("equal", EQUAL), ("bf16", BF16))
+              for d in sorted(RESULTS.glob(pattern))]
+    if len(val) > 1 and all("sign" in v and "grpo" in v and min(len(v["sign"]), len(v["grpo"])) >= 2
+                            for v in val.values()):
+        said = []
+        for lr, v in sorted(val.items()):
+            sep = separated(v["sign"], v["grpo"])
+            diff = np.mean(v["sign"]) - np.mean(v["grpo"])
+            said.append(f"at lr {lr:g} " + ("Sign is ahead of GRPO" if sep == "a" else "GRPO is ahead of Sign"
+                                             if sep == "b" else "Sign and GRPO are not separated")
+                        + f" (Sign − GRPO {diff:+.2f} in greedy accuracy)")
+        ahead_any = any(separated(v["sign"], v["grpo"]) == "a" for v in val.values())
+        best = {m: max(val, key=lambda lr: np.mean(val[lr][m])) for m in ("sign", "grpo")}
+        ahead_any |= separated(val[best["sign"]]["sign"], val[best["grpo"]]["grpo"]) == "a"  # each at its best
+        lines.append("- **In words**: " + "; ".join(said) + ". " + (
+            "Sign is ahead at neither learning rate, nor at its own best against GRPO at its best, so the learning "
+            "rate does not hide a Sign advantage here: the paper's gap in Sign's favour is not reproduced on this "
+            "model and task." if not ahead_any else
+            "Sign is ahead at a shared learning rate or each at its best: see the lines above for where and by how "
+            "much."))
     return "\n".join(lines)
+
+
+def _paired_line(d, val, read_config, load_results, kind: str) -> str:
+    """A comparison run beside the study, against the study's grpo at the same learning rate and seeds: dapo stopped
+    at equal generation (``kind="equal"``), or grpo with bfloat16 weights (``"bf16"``)."""
+    import numpy as np
+
+    from grpo_lab.stats import diff_ci, fmt_ci, separated
+
+    conf = read_config(d)
+    base, res = conf["base"], load_results(d, conf, partial=True)
+    lr = base.learning_rate
+    (m, rs), = res.items()
+    g = [r["eval"]["greedy"] for r in rs]
+    ref = val.get(lr, {}).get("grpo", [])
+    lrs = ('%.0e' % lr).replace('e-0', 'e-')
+    done, total = len(rs), len(conf["seeds"])
+    state = "" if done == total else f" (interim: {done} of {total} runs)"
+    if kind == "equal":
+        steps = np.mean([r.get("steps_done", len(r["history"])) for r in rs])
+        comp = np.mean([r["completions"] for r in rs])
+        head = (f"- **At equal generation, lr {lrs}{state}**: {m} stopped at {base.budget_completions} completions "
+                f"({comp:.0f} generated, {steps:.1f} steps on average): greedy accuracy {fmt_ci(g)}, against grpo's "
+                f"{fmt_ci(ref)} after 16 steps (128 completions)")
+    else:
+        head = (f"- **bfloat16 weights, {m}, lr {lrs}{state}**: greedy accuracy {fmt_ci(g)} against float32's "
+                f"{fmt_ci(ref)} (the same seeds)")
+    if len(g) < 2 or len(ref) < 2:
+        return head + "."
+    dd, lo, hi = diff_ci(g, ref)
+    word = {"a": "apart, above", "b": "apart, below", None: "not separated"}[separated(g, ref)]
+    return head + f"; difference {dd:+.3f} [{lo:+.3f}, {hi:+.3f}]: {word}."
 
 
 def render(readme: str) -> str:
