@@ -38,9 +38,6 @@ PROFILE_OPTIONS = (
 PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)  # and 64 new tokens for an instruct model
 
 
-INSTRUCT_DEFAULTS = (256, 16)  # grpo-lab compare with an instruct model: new tokens per completion, LoRA rank
-
-
 class UsageError(ValueError):
     pass
 
@@ -168,8 +165,11 @@ def _compare(a) -> int:
         # GSM8K with a real model starts from notebook 06's preset (LoRA, 320 new tokens, ...), then the flags
         base = (gsm8k_config() if a.task == "gsm8k" else
                 RunConfig(**{k: v for k, v in prof.items() if k in asdict(RunConfig())}))
-        if a.task != "gsm8k" and a.policy not in (None, "tiny-lm", "tabular"):
-            base.max_completion_length, base.lora_r = INSTRUCT_DEFAULTS  # an instruct model writes sentences
+        if a.task != "gsm8k":  # the policy's own defaults (an instruct model: 256 new tokens, LoRA 16), then the flags
+            from .runner import policy_adapter
+
+            for k, v in policy_adapter(RunConfig(policy=a.policy or base.policy)).defaults.items():
+                setattr(base, k, v)
         for name in options:
             if getattr(a, name) is not None:
                 setattr(base, name, getattr(a, name))
@@ -222,9 +222,12 @@ def _profile(a) -> int:
         cfg, out = None, a.resume
     else:
         settings = {**dict(eval_problems=200, eval_samples=16), **(PROFILE_QUICK if a.quick else {}), **given}
-        if "max_completion_length" not in settings:
-            settings["max_completion_length"] = (6 if settings.get("policy", "tiny-lm") == "tiny-lm" else
-                                                 64 if a.quick else 256)
+        if "max_completion_length" not in settings:  # the policy's own default; --quick caps it at 64
+            from .runner import policy_adapter
+
+            own = policy_adapter(RunConfig(policy=settings.get("policy", "tiny-lm"))).defaults.get(
+                "max_completion_length", RunConfig().max_completion_length)
+            settings["max_completion_length"] = min(own, 64) if a.quick else own
         cfg = RunConfig(**settings)
         if cfg.policy == "tabular":
             raise UsageError("the tabular policy samples no text; profile a language model (tiny-lm, smollm2, ...)")

@@ -22,8 +22,9 @@ A new policy kind = one adapter class registered with :func:`register_policy`.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -114,11 +115,33 @@ def apply_threads(threads: int | None) -> int:
 POLICIES: dict = {}
 
 
+@dataclass(frozen=True)
+class TrainRequest:
+    """What :func:`train` asks of a policy adapter beside the run's settings (a :class:`RunConfig`): where and how
+    to train one run. ``workdir``: TRL's output_dir; ``jsonl_path``: where the starvation callback writes its rows;
+    ``progress``: a progress bar; ``return_model``: add the trained model and tokenizer to the result; ``start``:
+    the starting policy's evaluation when the caller has it; ``evaluate_after``: evaluate the trained policy;
+    ``callbacks``: extra TrainerCallbacks; ``reward_fn``, ``loss_fn``, ``group_filter``: a caller's own reward,
+    policy loss and group filter (None: the library's)."""
+
+    workdir: Path
+    jsonl_path: Path | None = None
+    progress: bool = False
+    return_model: bool = False
+    start: dict | None = None
+    evaluate_after: bool = True
+    callbacks: tuple = ()
+    reward_fn: Callable | None = None
+    loss_fn: Callable | None = None
+    group_filter: Callable | None = None
+
+
 def register_policy(name: str):
     """Class decorator: the adapter for ``RunConfig(policy=name)``; ``"*"`` is the fallback (any model path).
 
-    An adapter has ``train(cfg, workdir, jsonl_path, progress, return_model, start, evaluate_after, callbacks,
-    reward_fn)`` (and ``loss_fn=`` if it trains with a token loss) and ``evaluate_start(cfg)``.
+    An adapter has ``train(cfg, request)`` (a :class:`TrainRequest`; it refuses by name what it cannot honour, e.g.
+    a token loss for the tabular policy), ``evaluate_start(cfg)``, ``trainer_settings(cfg)`` and ``defaults``: the
+    settings its policy needs when the caller gave none (``grpo-lab compare`` and ``profile`` apply them).
     """
     def deco(cls):
         POLICIES[name] = cls()
@@ -212,6 +235,9 @@ def _checkpoint_step(workdir: Path) -> int | None:
 class LanguageModel:
     """The shipped tiny LM or any causal LM (directory / hub id), trained through TRL's GRPOTrainer."""
 
+    # an instruct model writes sentences: new tokens per completion, and LoRA rather than full fine-tuning
+    defaults = dict(max_completion_length=256, lora_r=16)
+
     def load(self, cfg: RunConfig, lora: bool = True, train: bool = True):
         """``(model, tokenizer, PolicyInfo)`` for ``cfg``; ``lora=False``: the bare starting weights (evaluation),
         in the dtype a run of ``cfg`` trains in; ``train=False``: for sampling alone (profile)."""
@@ -242,15 +268,14 @@ class LanguageModel:
         ev["weights"], ev["dtype"] = info.weights, info.dtype
         return ev
 
-    def train(self, cfg: RunConfig, workdir, jsonl_path=None, progress: bool = False, return_model: bool = False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
-              loss_fn=None, group_filter=None) -> dict:
+    def train(self, cfg: RunConfig, request: TrainRequest) -> dict:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
         from .tasks import correctness_reward, to_dataset
         from .trl import CompletionBudget, StarvationCallback, trainer_class
 
+        workdir, jsonl_path, reward_fn, loss_fn = request.workdir, request.jsonl_path, request.reward_fn, request.loss_fn
         model, tok, info = self.load(cfg)
         dtype, dtype_why = run_dtype(cfg)  # resolved once: the dtype the weights were loaded in, and why
         system = system_prompt(cfg)
@@ -258,17 +283,17 @@ class LanguageModel:
         resume = _checkpoint_step(workdir) if cfg.save_steps else None
         if jsonl_path is not None and Path(jsonl_path).is_file():
             _truncate_jsonl(Path(jsonl_path), resume or 0)  # rows after the checkpoint are retrained
-        callbacks = [StarvationCallback(jsonl_path), *callbacks]
+        callbacks = [StarvationCallback(jsonl_path), *request.callbacks]
         if cfg.budget_completions is not None:
             callbacks.append(CompletionBudget(cfg.budget_completions))
-        if progress:
+        if request.progress:
             callbacks.append(_progress_bar(cfg, TrainerCallback))
         trainer = trainer_class(model=model)(
             model=model, args=grpo_args(cfg, workdir), reward_funcs=reward_fn or correctness_reward,
             train_dataset=to_dataset(train_set, system), processing_class=tok,
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
             loss_fn=loss_fn, sampling=cfg.sampling, max_generation_rounds=cfg.max_generation_rounds,
-            on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=group_filter)
+            on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=request.group_filter)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
         settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
         t0 = time.perf_counter()
@@ -281,12 +306,12 @@ class LanguageModel:
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
                    dtype=info.dtype, dtype_why=dtype_why)
-        if evaluate_after:
+        if request.evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
                                    cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system))
             out["eval_seconds"] = time.perf_counter() - t0
-        if return_model:
+        if request.return_model:
             out["model"], out["tokenizer"] = trainer.model, tok
         return out
 
@@ -294,6 +319,8 @@ class LanguageModel:
 @register_policy("tiny-lm")
 class TinyLM(LanguageModel):
     """The shipped warm-started tiny LM (0.34M parameters, arithmetic): full fine-tuning on a CPU."""
+
+    defaults = dict(max_completion_length=6)  # at most 4 digits and EOS; RunConfig's own default
 
     def load(self, cfg: RunConfig, lora: bool = True, train: bool = True):
         from .policy import load_policy
@@ -313,6 +340,7 @@ class Tabular:
     """
 
     n_prompts = 2000
+    defaults: dict = {}
 
     def trainer_settings(self, cfg: RunConfig) -> None:
         return None  # no trainer: plain SGD in grpo_lab.simulator, every setting in the RunConfig
@@ -320,16 +348,14 @@ class Tabular:
     def evaluate_start(self, cfg: RunConfig) -> dict:
         return POLICIES["tiny-lm"].evaluate_start(replace(cfg, policy="tiny-lm"))
 
-    def train(self, cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False, return_model=False,
-              start: dict | None = None, evaluate_after: bool = True, callbacks=(), reward_fn=None,
-              loss_fn=None) -> dict:
+    def train(self, cfg: RunConfig, request: TrainRequest) -> dict:
         from .simulator import SimConfig, simulate
 
-        if reward_fn is not None or loss_fn is not None:
-            raise ValueError("the tabular policy is a simulation with exact 0/1 rewards and no token loss: "
-                             "reward_fn and loss_fn apply to language-model policies only")
+        if request.reward_fn is not None or request.loss_fn is not None or request.group_filter is not None:
+            raise ValueError("the tabular policy is a simulation with exact 0/1 rewards, no token loss and no "
+                             "sampling: reward_fn, loss_fn and group_filter apply to language-model policies only")
 
-        ev = start if start is not None else self.evaluate_start(cfg)
+        ev = request.start if request.start is not None else self.evaluate_start(cfg)
         p = np.asarray(ev["correct"]) / ev["n_samples"]
         rng = np.random.default_rng(cfg.data_seed)
         p0 = np.clip(rng.choice(p, size=self.n_prompts), 1e-3, 1 - 1e-3)
@@ -484,22 +510,22 @@ def train(cfg: RunConfig, workdir=None, jsonl_path=None, progress: bool = False,
     cfg.validate()
     apply_threads(cfg.threads)
     adapter = policy_adapter(cfg)
-    extra = dict(jsonl_path=jsonl_path, progress=progress, return_model=return_model, start=start,
-                 evaluate_after=evaluate_after, callbacks=callbacks, reward_fn=reward_fn)
-    if loss_fn is not None:  # an adapter without a token loss need not know the keyword (a TypeError names it)
-        extra["loss_fn"] = loss_fn
-    if group_filter is not None:
-        if not get_sampling(cfg.sampling).drops:
-            raise ValueError(f"group_filter is used by a sampling rule that drops groups (dynamic, drop); this run "
-                             f"samples {cfg.sampling!r}")
-        extra["group_filter"] = group_filter
+    if group_filter is not None and not get_sampling(cfg.sampling).drops:
+        raise ValueError(f"group_filter is used by a sampling rule that drops groups (dynamic, drop); this run "
+                         f"samples {cfg.sampling!r}")
+
+    def request(work) -> TrainRequest:
+        return TrainRequest(Path(work), jsonl_path=jsonl_path, progress=progress, return_model=return_model,
+                            start=start, evaluate_after=evaluate_after, callbacks=tuple(callbacks),
+                            reward_fn=reward_fn, loss_fn=loss_fn, group_filter=group_filter)
+
     if workdir is not None:
-        return adapter.train(cfg, Path(workdir), **extra)
+        return adapter.train(cfg, request(workdir))
     import shutil
     import tempfile
 
     work = tempfile.mkdtemp(prefix="grpo-lab-")
     try:
-        return adapter.train(cfg, Path(work), **extra)
+        return adapter.train(cfg, request(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -345,12 +345,16 @@ def stub_problems(ex, sol) -> list[str]:
             stubs |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             defined |= names_assigned(tree)
             continue
-        read = names_read(tree)
-        if calls_outside_guards(tree) & stubs:  # it fails with NotImplementedError: what it assigns is lost
-            poisoned |= names_assigned(tree) - defined
+        stmts = [ast.Module(body=[st], type_ignores=[]) for st in tree.body]
+        first = next((k for k, st in enumerate(stmts) if calls_outside_guards(st) & stubs), None)
+        if first is not None:  # it fails with NotImplementedError at statement `first`: what it and later ones
+            for st in stmts[:first]:  # would assign is missing; what earlier ones assigned is there
+                defined |= names_assigned(st)
+                poisoned -= names_assigned(st)
+            poisoned |= set().union(*(names_assigned(st) for st in stmts[first:])) - defined
             failing += 1
         else:
-            lost = read & poisoned
+            lost = (names_read(tree) - names_assigned(tree)) & poisoned  # a name the cell sets itself is its own
             if lost:
                 problems.append(f"cell {i} reads {sorted(lost)}, assigned only in a cell that fails at a stub")
             poisoned -= names_assigned(tree)

@@ -87,13 +87,15 @@ def test_a_new_policy_is_one_adapter():
 
     @runner.register_policy("constant_test")
     class Constant:
-        def train(self, cfg, workdir, jsonl_path=None, progress=False, return_model=False, start=None,
-                  evaluate_after=True, callbacks=(), reward_fn=None):
-            return {"config": cfg, "eval": {"pass_at_k": {1: 0.5}}, "history": []}
+        defaults: dict = {}
+
+        def train(self, cfg, request):
+            assert isinstance(request, runner.TrainRequest) and request.workdir.is_dir()
+            return {"config": cfg, "eval": {"pass_at_k": {1: 0.5}}, "history": [], "evaluated": request.evaluate_after}
 
     try:
-        out = runner.train(replace(RunConfig(), policy="constant_test"))
-        assert out["eval"]["pass_at_k"][1] == 0.5
+        out = runner.train(replace(RunConfig(), policy="constant_test"), evaluate_after=False)
+        assert out["eval"]["pass_at_k"][1] == 0.5 and out["evaluated"] is False
     finally:
         del runner.POLICIES["constant_test"]
 

@@ -93,6 +93,11 @@ def test_reading_the_stubs_finds_what_executing_them_would():
     assert stub_problems(other, sol)[0] == "cell 1 differs from the solution without a stub"
     assert stub_problems(_nb(STUB, "print(1)", "print(2)"), _nb(SOLVED[0], "print(1)", "print(2)")) == [
         "no cell calls a stub (f): an exercise nobody runs"]
+    # what a failing cell assigned before the stub's call is defined; a cell may read what it assigns itself
+    partly = ("a = 1\ny = f(a)", "print(a)", "y = 2\nprint(y)")
+    assert stub_problems(_nb(STUB, *partly), _nb(SOLVED[0], *partly)) == []
+    assert stub_problems(_nb(STUB, partly[0], "print(a, y)"), _nb(SOLVED[0], partly[0], "print(a, y)")) == [
+        "cell 2 reads ['y'], assigned only in a cell that fails at a stub"]
 
 
 def test_checks_say_exactly_what_differs():

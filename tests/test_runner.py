@@ -99,7 +99,7 @@ def test_the_tabular_policy_refuses_a_loss_fn():
     from grpo_lab.loss import grpo_loss
     from grpo_lab.runner import train
 
-    with pytest.raises(ValueError, match="reward_fn and loss_fn apply to language-model policies only"):
+    with pytest.raises(ValueError, match="reward_fn, loss_fn and group_filter apply to language-model policies only"):
         train(replace(TINY, policy="tabular", save_steps=0), loss_fn=grpo_loss)
 
 
@@ -125,9 +125,11 @@ def test_threads_are_set_once_where_a_run_starts(monkeypatch):
 
 
 def test_compare_flags_come_from_the_config_and_an_instruct_model_gets_its_defaults(tmp_path):
-    from grpo_lab.cli import INSTRUCT_DEFAULTS, build_parser
+    from grpo_lab.cli import build_parser
+    from grpo_lab.runner import POLICIES
 
     a = build_parser().parse_args(["compare", "--threads", "1", "--max-new-tokens", "12", "--lora-r", "4",
                                    "--eval-problems", "5", "--eval-samples", "3"])
     assert (a.threads, a.max_completion_length, a.lora_r, a.eval_problems, a.eval_samples) == (1, 12, 4, 5, 3)
-    assert INSTRUCT_DEFAULTS == (256, 16)
+    assert POLICIES["*"].defaults == dict(max_completion_length=256, lora_r=16)  # the adapter owns them
+    assert POLICIES["tiny-lm"].defaults == dict(max_completion_length=6) and POLICIES["tabular"].defaults == {}
