@@ -48,6 +48,7 @@ class RunLog:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # rows that lack keys: shown in the report and by the CLI
     n_rows: int | None = None  # rows in the file, when ``rows`` holds them averaged per step (a CSV export)
+    step_unit: str = "step"  # what one row spans: "step", or "step range" for a CSV export averaged into ranges
 
     @property
     def n_runs(self) -> int:
@@ -241,6 +242,7 @@ def _from_csv(path: Path) -> RunLog:
         edges = np.linspace(uniq[0], uniq[-1], CSV_POINTS + 1)
         where = np.clip(np.searchsorted(edges, st, side="right") - 1, 0, CSV_POINTS - 1)
         log.notes.append(f"{uniq.size} distinct steps averaged into {CSV_POINTS} equal step ranges")
+        log.step_unit = "step range"
     size = int(where.max()) + 1
     count = np.bincount(where, minlength=size)
     has_r = np.isfinite(rw)
@@ -398,11 +400,10 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
           *[f"- {c}" for c in capabilities(log)], "", "## Summary", ""]
     if methods:
         md += method_summary(methods)
-    unit = "step range" if any("step ranges" in n for n in log.notes) else "step"  # a binned CSV export
     if deg.size and not methods:
-        md.append(f"- degenerate fraction: {_first_last(deg, unit)}, whole run {deg.mean():.3f}")
+        md.append(f"- degenerate fraction: {_first_last(deg, log.step_unit)}, whole run {deg.mean():.3f}")
     if rew.size and not methods:
-        md.append(f"- mean reward: {_first_last(rew, unit)}")
+        md.append(f"- mean reward: {_first_last(rew, log.step_unit)}")
     if log.kind == "grpo_lab" and not methods:
         s_f, fail = log.series("all_fail")
         s_p, pas = log.series("all_pass")

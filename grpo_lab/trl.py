@@ -42,8 +42,7 @@ from typing import Callable
 
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
 from .loss import LOSS_TYPES, kl_k3
-from .sampling import (PromptStream, check_sampling, check_trainer_settings, choose_groups, get_sampling,  # noqa: F401
-                       merge_rows, sampled_batch, _skip_degenerate)
+from .sampling import PromptStream, check_sampling, check_trainer_settings, get_sampling, sampled_batch
 from .starvation import batch_metrics, filter_groups
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it

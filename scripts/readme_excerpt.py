@@ -164,7 +164,7 @@ def study_verdicts() -> str:
         lines.append("- **Each method at its own best learning rate** (greedy accuracy): " + ", ".join(said)
                      + "; against grpo at its best: " + (f"ahead: {', '.join(ahead)}" if ahead else "none ahead")
                      + (f"; behind: {', '.join(behind)}" if behind else "") + f". Beside {PAPER}.")
-    lines += [_paired_line(d, val, read_config, load_results, kind) for kind, pattern in (("equal", EQUAL), ("bf16", BF16))
+    lines += [_paired_line(d, val, kind) for kind, pattern in (("equal", EQUAL), ("bf16", BF16))
               for d in sorted(RESULTS.glob(pattern))]
     if len(val) > 1 and all("sign" in v and "grpo" in v and min(len(v["sign"]), len(v["grpo"])) >= 2
                             for v in val.values()):
@@ -187,11 +187,12 @@ def study_verdicts() -> str:
     return "\n".join(lines)
 
 
-def _paired_line(d, val, read_config, load_results, kind: str) -> str:
+def _paired_line(d, val, kind: str) -> str:
     """A comparison run beside the study, against the study's grpo at the same learning rate and seeds: dapo stopped
     at equal generation (``kind="equal"``), or grpo with bfloat16 weights (``"bf16"``)."""
     import numpy as np
 
+    from grpo_lab.compare import load_results, read_config
     from grpo_lab.stats import diff_ci, fmt_ci, separated
 
     conf = read_config(d)

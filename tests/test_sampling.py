@@ -12,7 +12,8 @@ from conftest import USE_CPU
 from grpo_lab.config import RunConfig, check_sampling, method_name, parse_method
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
 from grpo_lab.starvation import collapse_rate, filter_groups
-from grpo_lab.trl import CompletionBudget, choose_groups, merge_rows, trainer_class
+from grpo_lab.sampling import choose_groups, merge_rows
+from grpo_lab.trl import CompletionBudget, trainer_class
 
 
 G = 4
@@ -236,7 +237,7 @@ def test_skip_replaces_prompts_whose_latest_group_was_degenerate(tmp_path):
     tr.train()
     assert tr.generated["skipped_prompts"] == 0  # nothing seen yet
     assert len(tr._seen) == 2 and all(tr._seen.values())  # both prompts' groups were all-fail
-    from grpo_lab.trl import _skip_degenerate
+    from grpo_lab.sampling import _skip_degenerate
 
     known = [tr.train_dataset[i] for i in range(40) if tr._seen.get(f'"{tr.train_dataset[i]["prompt"]}"')]
     out, skipped = _skip_degenerate(tr, known)
@@ -295,7 +296,7 @@ def test_dynamic_sampling_with_steps_per_generation_and_several_iterations(tmp_p
 
 
 def test_the_refill_stream_is_reproducible_from_the_seed():
-    from grpo_lab.trl import PromptStream
+    from grpo_lab.sampling import PromptStream
 
     ds = Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(30)]})
     draws = lambda seed: [ex["prompt"] for ex in PromptStream(ds, seed).draw(45)]  # noqa: E731 - past one epoch

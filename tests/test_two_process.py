@@ -64,7 +64,7 @@ def _single_process_choice(step, G=4):
     """What one process computes from the same gathered rewards: the groups kept, and the advantages and
     padding of the rows it trains on (grpo_lab's pure functions; the one-process run below uses them too)."""
     from grpo_lab.starvation import filter_groups
-    from grpo_lab.trl import choose_groups
+    from grpo_lab.sampling import choose_groups
 
     rounds = [torch.tensor(r) for r in step["round_rewards"]]
     n_groups = len(rounds[0]) // G
