@@ -34,6 +34,10 @@ PROFILE_OPTIONS = (
     ("--threads", "threads", int, "1 on <= 4 cores", "CPU threads for torch"),
     ("--dtype", "dtype", str, "float32",
      "the weights' dtype: auto, float32 or bfloat16 (auto: bfloat16 where the CPU or GPU computes in it natively)"),
+    ("--generation", "generation", str, "transformers",
+     "what samples: transformers (model.generate) or vllm (vLLM's engine; grpo-lab[vllm])"),
+    ("--generation-dtype", "generation_dtype", str, "the weights' dtype",
+     "with --generation vllm: the dtype vLLM samples in (bfloat16: faster where the CPU has native bf16)"),
 )
 PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)  # and 64 new tokens for an instruct model
 
@@ -66,6 +70,14 @@ def _estimators(text: str) -> list[str]:
     return out
 
 
+def _switch(text: str) -> bool:
+    """A yes/no option's value: true / false (also yes / no, on / off, 1 / 0), never Python's bool("false")."""
+    words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+    if text.strip().lower() not in words:
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return words[text.strip().lower()]
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="grpo-lab", description="Gradient starvation in GRPO under binary rewards.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -80,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     for f, flag in cli_fields():  # one option per documented RunConfig field marked cli
         names = (flag, "-G") if f.name == "group_size" else (flag,)
         kind = type(f.default) if f.default is not None else (int if str(f.type).startswith("int") else str)
+        kind = _switch if kind is bool else kind
         c.add_argument(*names, dest=f.name, type=kind, default=None, metavar=f.name.upper(),
                        help=f"{f.metadata['help']} (default: {f.default})")
     c.add_argument("--quick", action="store_true", help="a smoke profile of about half a minute on 2 CPU cores (2 estimators, 2 seeds, 8 steps)")

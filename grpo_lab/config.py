@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ._checks import as_int, as_number
 from .advantages import estimator_names, is_estimator
+from .generation import check_generation, engine_names, get_engine
 from .sampling import check_sampling, get_sampling, sampling_names  # noqa: F401 (check_sampling: re-exported)
 
 DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
@@ -99,6 +100,21 @@ class RunConfig:
                                  "Training also uses bf16 autocast; evaluation and profile sample in this dtype "
                                  "(grpo_lab.policy.resolve_dtype; docs/benchmarks.md)",
                              "--dtype")
+    generation: str = _f("transformers", "what samples completions for training rollouts, evaluation and profile: "
+                                         "transformers (model.generate) or vllm (vLLM's engine in this process, "
+                                         "weights handed over after every optimizer step and checked; needs "
+                                         "grpo-lab[vllm]); grpo_lab.generation", "--generation")
+    generation_dtype: str | None = _f(None, "the dtype vLLM samples in (--generation vllm only): None, the weights' "
+                                            "own (rollouts from the trained policy itself); bfloat16, faster on a CPU "
+                                            "with native bf16 but off-policy by bf16 rounding, so TRL's "
+                                            "importance-sampling correction is turned on", "--generation-dtype")
+    logprobs: str = _f("trl", "how the training pass computes the completions' log-probabilities: trl (TRL's fused "
+                              "LM-head kernel; on a CPU it scores every position, prompt included) or completion (the "
+                              "completion positions only, in the autocast dtype: grpo_lab.trl.completion_logprobs; "
+                              "one-process runs)", "--logprobs")
+    gradient_checkpointing: bool = _f(True, "recompute activations in the backward pass (TRL's default: less memory, "
+                                            "one more forward); False is faster where memory is ample (a 135M model "
+                                            "on a CPU)", "--gradient-checkpointing")
     threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
@@ -157,6 +173,21 @@ class RunConfig:
             from .policy import resolve_dtype
 
             resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
+        if self.generation not in engine_names():
+            raise ValueError(f"unknown generation engine {self.generation!r}; choose one of {', '.join(engine_names())}")
+        check_generation(self.generation, self.policy)  # vLLM missing, the tiny LM, an unsupported CPU: named
+        if self.generation_dtype is not None:
+            if self.generation_dtype not in DTYPES[1:]:
+                raise ValueError(f"generation_dtype must be float32 or bfloat16 (or unset), got {self.generation_dtype!r}")
+            if not get_engine(self.generation).replaces_rollouts:
+                raise ValueError(f"generation_dtype={self.generation_dtype} applies to --generation vllm; "
+                                 f"{self.generation} samples in the weights' own dtype")
+            if self.generation_dtype == "bfloat16":
+                from .policy import resolve_dtype
+
+                resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
+        if self.logprobs not in ("trl", "completion"):
+            raise ValueError(f"logprobs must be trl or completion, got {self.logprobs!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be {', '.join(BACKENDS[:-1])} or {BACKENDS[-1]}, got {self.backend!r}")
         if TASKS[self.task].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
@@ -190,7 +221,8 @@ FIELD_RULES = dict(
     unsloth_compile=("bool", None, False), unsloth_cache=("str", None, True), smoke=("bool", None, False),
     sampling=("str", None, False), skip_prob=("number", 0, False), max_generation_rounds=("int", 1, False),
     on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
-    mask_truncated_completions=("bool", None, False), dtype=("str", None, True), threads=("int", 1, True),
+    mask_truncated_completions=("bool", None, False), dtype=("str", None, True), generation=("str", None, False), generation_dtype=("str", None, True), logprobs=("str", None, False),
+    gradient_checkpointing=("bool", None, False), threads=("int", 1, True),
 )
 
 

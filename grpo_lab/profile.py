@@ -48,7 +48,7 @@ CHUNK = 16  # problems per chunk file
 # arXiv 2605.07689 (small model, GSM8K): what the profile is set beside
 PAPER = {"degenerate_G4": 0.69, "measured_G2": 0.90, "iid_G2": 0.56}
 PROFILE_KEYS = ("policy", "task", "data", "eval_problems", "eval_samples", "eval_seed", "max_completion_length",
-                "backend", "smoke", "dtype")
+                "backend", "smoke", "dtype", "generation", "generation_dtype")
 
 
 def profile_settings(cfg: RunConfig) -> dict:
@@ -113,7 +113,7 @@ def run_profile(out: Path, cfg: RunConfig | None, progress: bool = True, echo=pr
 
 
 def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_size: int, share: float) -> Path:
-    from .policy import sample_completions
+    from .generation import get_engine
     from .tasks import grade
 
     threads = apply_threads(cfg.threads)
@@ -136,6 +136,7 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
         model, tok, info = policy_adapter(cfg).load(cfg, lora=False, train=False)
         weights, load_s = info.weights, time.perf_counter() - t0
         prompted = as_prompted(tok, problems, system_prompt(cfg))
+        sample = get_engine(cfg.generation).sampler(model, tok, batch_size=batch_size, dtype=cfg.generation_dtype)
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -146,9 +147,8 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
             part = prompted[i * CHUNK:(i + 1) * CHUNK]
             t0 = time.perf_counter()
             cut: list = []
-            comps = sample_completions(model, tok, [p.prompt for p in part], cfg.eval_samples,
-                                       max_new_tokens=cfg.max_completion_length, seed=cfg.eval_seed + i,
-                                       batch_size=batch_size, truncated=cut)
+            comps = sample([p.prompt for p in part], cfg.eval_samples, max_new_tokens=cfg.max_completion_length,
+                           seed=cfg.eval_seed + i, truncated=cut)
             secs = time.perf_counter() - t0
             new_tokens = int(sum(len(tok(c, add_special_tokens=False)["input_ids"]) for cs in comps for c in cs))
             ok = [[grade(c, p) for c in cs] for cs, p in zip(comps, part)]
@@ -157,7 +157,8 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
                 truncated=[int(sum(t)) for t in cut], truncated_wrong=[int(sum(t and not g for t, g in zip(ts, gs)))
                                                                       for ts, gs in zip(cut, ok)],
                 answers=[p.answer for p in part], example=[cs[0] for cs in comps], seconds=secs,
-                new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s, dtype=info.dtype))
+                new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s, dtype=info.dtype,
+                generation=cfg.generation, generation_dtype=cfg.generation_dtype))
             if bar is not None:
                 bar.update(len(part))
         if bar is not None:

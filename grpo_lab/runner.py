@@ -38,18 +38,18 @@ HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_no
 # ----------------------------------------------------------------------------- evaluation
 
 def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max_new_tokens: int = 6,
-             batch_size: int = 256) -> dict:
+             batch_size: int = 256, generation: str = "transformers", generation_dtype: str | None = None) -> dict:
     """Greedy accuracy (overall, per level), correct counts out of ``n_samples`` per problem (temperature 1),
-    and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``)."""
-    from .policy import sample_completions
+    and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``); sampled by the
+    ``generation`` engine (:mod:`grpo_lab.generation`: vLLM gets the model's weights once, checked)."""
+    from .generation import get_engine
     from .tasks import grade
 
     prompts = [p.prompt for p in problems]
-    greedy = sample_completions(model, tokenizer, prompts, 1, temperature=0, max_new_tokens=max_new_tokens,
-                                batch_size=batch_size)
+    sample = get_engine(generation).sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
+    greedy = sample(prompts, 1, temperature=0, max_new_tokens=max_new_tokens)
     g = np.array([grade(c[0], p) for c, p in zip(greedy, problems)], dtype=float)
-    sampled = sample_completions(model, tokenizer, prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens,
-                                 batch_size=batch_size)
+    sampled = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens)
     counts = [int(sum(grade(c, p) for c in cs)) for cs, p in zip(sampled, problems)]
     levels = np.array([p.level for p in problems])
     ev = dict(greedy=float(g.mean()),
@@ -162,6 +162,8 @@ TRAINER_CONSTANTS = dict(
     optim="adamw_torch_fused", weight_decay=0.0, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
     lr_scheduler_type="constant", warmup_steps=0, gradient_accumulation_steps=1,
     beta=0.0, loss_type="dapo", epsilon=0.2, delta=None, scale_rewards="group",
+    vllm_importance_sampling_mode="sequence_mask", vllm_importance_sampling_clip_min=None,
+    vllm_importance_sampling_clip_max=3.0,
     importance_sampling_level="token", num_iterations=1, steps_per_generation=1,
     multi_objective_aggregation="sum_then_normalize", reward_weights=None, top_entropy_quantile=1.0,
     entropy_coef=0.0, use_adaptive_entropy=False, off_policy_mask_threshold=None, use_bias_correction_kl=True,
@@ -196,7 +198,14 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
                   max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
                   learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
                   epsilon_high=cfg.epsilon_high, mask_truncated_completions=cfg.mask_truncated_completions,
+                  gradient_checkpointing=cfg.gradient_checkpointing,
                   **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known}, **precision)
+    if cfg.generation == "vllm":
+        # grpo-lab's vLLM engine samples from the trained weights in their own dtype (the canary holds it to the
+        # policy within 1e-3 nats in float32), as model.generate does: no sampler/learner gap for TRL's
+        # importance-sampling correction to fix, and no extra forward pass for it. Sampling in another dtype
+        # (generation_dtype) is off-policy by its rounding: then the correction is on (docs/benchmarks.md)
+        wanted["vllm_importance_sampling_correction"] = cfg.generation_dtype not in (None, run_dtype(cfg)[0])
     args = GRPOConfig(output_dir=str(output_dir), logging_steps=1, report_to="none", use_cpu=not cuda,
                       disable_tqdm=not progress, **wanted, **saving)
     # a patched GRPOConfig may rewrite explicit values after construction (Unsloth turns an explicit
@@ -261,11 +270,14 @@ class LanguageModel:
         return {**trainer_settings(grpo_args(cfg, tempfile.gettempdir())), "model_dtype": run_dtype(cfg)[0]}
 
     def evaluate_start(self, cfg: RunConfig) -> dict:
+        from .generation import get_engine
+
         model, tok, info = self.load(cfg, lora=False)
         system = system_prompt(cfg)
         ev = evaluate(model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples, cfg.eval_seed,
-                      cfg.max_completion_length, batch_size=_eval_batch(system))
-        ev["weights"], ev["dtype"] = info.weights, info.dtype
+                      cfg.max_completion_length, batch_size=_eval_batch(system), generation=cfg.generation,
+                      generation_dtype=cfg.generation_dtype)
+        ev["weights"], ev["dtype"], ev["generation"] = info.weights, info.dtype, get_engine(cfg.generation).describe()
         return ev
 
     def train(self, cfg: RunConfig, request: TrainRequest) -> dict:
@@ -293,7 +305,8 @@ class LanguageModel:
             train_dataset=to_dataset(train_set, system), processing_class=tok,
             estimator=cfg.estimator, estimator_options=dict(cfg.estimator_options), callbacks=callbacks,
             loss_fn=loss_fn, sampling=cfg.sampling, max_generation_rounds=cfg.max_generation_rounds,
-            on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=request.group_filter)
+            on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=request.group_filter,
+            generation=cfg.generation, generation_dtype=cfg.generation_dtype, logprobs=cfg.logprobs)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
         settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
         t0 = time.perf_counter()
@@ -305,11 +318,12 @@ class LanguageModel:
                    steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
-                   dtype=info.dtype, dtype_why=dtype_why)
+                   dtype=info.dtype, dtype_why=dtype_why, generation=_generation_record(cfg.generation))
         if request.evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
-                                   cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system))
+                                   cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system),
+                                   generation=cfg.generation, generation_dtype=cfg.generation_dtype)
             out["eval_seconds"] = time.perf_counter() - t0
         if request.return_model:
             out["model"], out["tokenizer"] = trainer.model, tok
@@ -372,6 +386,18 @@ class Tabular:
                               pass_at_k={int(k): float(np.mean(1 - (1 - pf) ** k)) for k in KS}))
 
 
+def _generation_record(name: str) -> dict:
+    """What sampled a run's completions (:mod:`grpo_lab.generation`), with the weight hand-overs it made and the
+    canary's last difference when the engine hands weights over."""
+    from .generation import get_engine
+
+    engine = get_engine(name)
+    out = engine.describe()
+    if engine.replaces_rollouts:
+        out.update(syncs=engine.syncs, sync_seconds=engine.sync_seconds, last_canary=engine.last_canary)
+    return out
+
+
 def run_dtype(cfg: RunConfig, train: bool = True) -> tuple[str, str]:
     """``(dtype, why)`` of a run's weights (:func:`grpo_lab.policy.resolve_dtype` on ``cfg``): the same for its
     start evaluation and its training, so that both measure one model; ``train=False`` for sampling alone
@@ -411,7 +437,7 @@ def _eval_batch(system: str | None) -> int:
 
 
 def _history(log_history) -> list[dict]:
-    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/"))}
+    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/", "generation/"))}
             for row in log_history if "reward" in row]
 
 
@@ -483,7 +509,8 @@ def evaluate_start(cfg: RunConfig) -> dict:
     """The shared starting policy's evaluation (cached per evaluation setting)."""
     key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
                        if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
-                                "max_completion_length", "smoke", "backend", "dtype", "lora_r")))
+                                "max_completion_length", "smoke", "backend", "dtype", "lora_r", "generation",
+                                "generation_dtype")))
     apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)

@@ -126,7 +126,6 @@ def check_trainer_settings(trainer) -> None:
     refused = {
         f"loss_type={trainer.loss_type!r}: its normaliser counts padded rows (use 'dapo' or 'bnpo', which count "
         "tokens)": trainer.loss_type not in ("dapo", "bnpo"),
-        "use_vllm (its importance-sampling rows are not merged)": bool(getattr(trainer, "use_vllm", False)),
     }
     bad = [k for k, on in refused.items() if on]
     if bad:
@@ -138,6 +137,7 @@ def check_trainer_settings(trainer) -> None:
 _ROW_KEYS = {"prompt_ids": ("left", "pad"), "prompt_mask": ("left", 0), "completion_ids": ("right", "pad"),
              "completion_mask": ("right", 0), "old_per_token_logps": ("right", 0.0),
              "ref_per_token_logps": ("right", 0.0), "sampling_per_token_logps": ("right", 0.0),
+             "importance_sampling_ratio": ("right", 1.0),
              "tool_mask": ("right", 1), "advantages": (None, None)}
 
 
@@ -192,7 +192,7 @@ def merge_rows(batches: list[dict], pad_token_id: int) -> dict:
         unknown = [k for k in b if k not in _ROW_KEYS and k != "num_items_in_batch"]
         if unknown:
             raise ValueError(f"dynamic sampling cannot merge the batch field(s) {', '.join(unknown)} "
-                             "(multimodal or vLLM batches are not supported)")
+                             "(multimodal batches are not supported)")
     out = {}
     for key, (side, value) in _ROW_KEYS.items():
         present = [b[key] for b in batches if b.get(key) is not None]

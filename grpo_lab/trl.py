@@ -29,8 +29,13 @@ Every generation batch logs ``sampling/*``: rounds, groups generated, kept, drop
 other, prompts skipped, completions and new tokens generated, whether it ran short; cumulative totals are in
 ``trainer.generated``. Rows move between processes (every process sees every round's rows, then keeps its
 slice), so under ``accelerate launch`` the kept groups and the update equal a one-process run's on the same
-rewards. Refused, by name: Unsloth's trainer (never executed there), vLLM generation, multimodal batches,
-iterable datasets, and loss types whose normaliser counts padded rows (``grpo``, ``dr_grpo``, ...).
+rewards; with vLLM rollouts (``generation="vllm"``) their sampling log-probs and importance ratios are merged
+too. Refused, by name: Unsloth's trainer (never executed there), multimodal batches, iterable datasets, and loss
+types whose normaliser counts padded rows (``grpo``, ``dr_grpo``, ...).
+
+``generation=`` (optional): the engine that samples the rollouts (:mod:`grpo_lab.generation`); ``"vllm"`` serves
+TRL's colocated-vLLM interface from grpo-lab's engine, whose weight hand-over after every optimizer step is checked
+by a canary (a run whose hand-over did not take effect stops with :class:`grpo_lab.generation.StaleWeights`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .advantages import AVSPOController, compute_advantages, estimator_names, is_estimator
+from .generation import get_engine
 from .loss import LOSS_TYPES, kl_k3
 from .sampling import PromptStream, check_sampling, check_trainer_settings, get_sampling, sampled_batch
 from .starvation import batch_metrics, filter_groups
@@ -112,7 +118,12 @@ class TrainerOptions:
     refilling rule's most rounds per step; ``on_exhausted``: what a refilling rule does when they run out
     ("train" on the informative groups found, or "skip" the policy-gradient step); ``skip_prob``: the
     probability of replacing, before generation, a prompt whose latest group was degenerate; ``group_filter``:
-    ``fn(rewards, G) -> one bool per group`` in place of the rule's filter (notebook 09's exercise).
+    ``fn(rewards, G) -> one bool per group`` in place of the rule's filter (notebook 09's exercise);
+    ``generation``: the engine that samples the rollouts (:mod:`grpo_lab.generation`: "transformers", TRL's own
+    ``model.generate``; "vllm", vLLM in this process with the weights handed over after every optimizer step and
+    checked by the canary); ``generation_dtype``: the dtype vLLM samples in (None: the model's); ``logprobs``: how the training pass computes the completions' log-probabilities
+    ("trl": TRL's fused LM-head kernel; "completion": :func:`completion_logprobs`, the completion positions only,
+    on a one-process CPU run).
     """
 
     estimator: str = "grpo"
@@ -123,6 +134,9 @@ class TrainerOptions:
     on_exhausted: str = "train"
     skip_prob: float = 0.0
     group_filter: Callable | None = None
+    generation: object = "transformers"
+    generation_dtype: str | None = None
+    logprobs: str = "trl"
 
     def validate(self, base) -> "TrainerOptions":
         """Raise naming the first bad option (``base``: the trainer class they will run under)."""
@@ -136,6 +150,12 @@ class TrainerOptions:
         if not is_estimator(self.estimator):
             raise ValueError(f"unknown advantage estimator {self.estimator!r}; choose one of "
                              f"{', '.join(estimator_names())}")
+        if self.logprobs not in LOGPROB_PASSES:
+            raise ValueError(f"logprobs must be one of {', '.join(LOGPROB_PASSES)}, got {self.logprobs!r}")
+        engine = get_engine(self.generation)
+        if engine.replaces_rollouts and is_unsloth_patched(base):
+            raise ValueError(f"generation={engine.name!r} replaces TRL's rollouts, which Unsloth's trainer rewrites; "
+                             "on Unsloth use its own vLLM path (RunConfig.fast_inference)")
         if self.group_filter is not None and not callable(self.group_filter):
             raise TypeError(f"group_filter must be a function (rewards, G) -> keep per group, got "
                             f"{type(self.group_filter).__name__}")
@@ -151,10 +171,12 @@ class GrpoLabMixin:
 
     def __init__(self, *args, estimator: str = "grpo", estimator_options: dict | None = None, loss_fn=None,
                  sampling: str = "none", max_generation_rounds: int = 8, on_exhausted: str = "train",
-                 skip_prob: float = 0.0, group_filter=None, **kwargs):
+                 skip_prob: float = 0.0, group_filter=None, generation="transformers", generation_dtype=None,
+                 logprobs: str = "trl", **kwargs):
         base = self._grpo_lab_base
         opts = TrainerOptions(estimator, dict(estimator_options or {}), loss_fn, sampling, max_generation_rounds,
-                              on_exhausted, skip_prob, group_filter).validate(base)
+                              on_exhausted, skip_prob, group_filter, generation, generation_dtype,
+                              logprobs).validate(base)
         plain = kwargs.get("model", args[0] if args else None)
         if is_unsloth_patched(base) and plain is not None and not isinstance(plain, str) \
                 and not is_unsloth_model(plain):
@@ -165,6 +187,12 @@ class GrpoLabMixin:
         if getattr(self, "multi_objective_aggregation", "sum_then_normalize") != "sum_then_normalize":
             raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
         self.grpo_lab_options = opts
+        engine = get_engine(opts.generation)
+        if engine.replaces_rollouts:  # TRL's colocated-vLLM interface, served by grpo-lab's engine
+            if getattr(self, "use_vllm", False):
+                raise ValueError(f"generation={engine.name!r} replaces TRL's own vLLM path: leave use_vllm=False")
+            self.vllm_generation = engine.rollouts(self, opts.generation_dtype)
+            self.use_vllm, self.vllm_mode, self._last_loaded_step = True, "colocate", -1
         self.estimator, self.estimator_options, self.loss_fn = opts.estimator, opts.estimator_options, opts.loss_fn
         if opts.loss_fn is not None:
             _check_loss_fn_settings(self, base)
@@ -267,10 +295,78 @@ class GrpoLabMixin:
         self.generated["batches"] += 1
         self.last_sampling = dict(step, round_rewards=[r.tolist() for r in rewards])
 
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
+        why = self._completion_pass_refused(model, compute_aux_loss, extra)
+        if why is not None:  # TRL's own pass (logprobs="trl", or what completion_logprobs does not cover)
+            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy, compute_aux_loss, **extra)
+        with self.accelerator.autocast():
+            logps, entropies = completion_logprobs(model, input_ids, attention_mask, logits_to_keep,
+                                                   batch_size=batch_size, temperature=self.temperature,
+                                                   compute_entropy=compute_entropy)
+        return logps, entropies, None
+
+    def _completion_pass_refused(self, model, aux_loss, extra) -> str | None:
+        """Why this forward goes through TRL's own pass, or None (``logprobs="completion"`` applies)."""
+        if self.grpo_lab_options.logprobs != "completion":
+            return "logprobs='trl'"
+        if aux_loss or any(v is not None for v in extra.values()):
+            return "multimodal inputs or a MoE auxiliary loss"
+        if self.accelerator.num_processes > 1:
+            return "several processes (the backbone is called past DDP's forward)"
+        if getattr(self, "_entropy_bonus_enabled", False) or getattr(self, "top_entropy_quantile", 1.0) < 1.0:
+            return "an entropy bonus or entropy mask (their entropy needs a gradient)"
+        return None
+
     def _compute_loss(self, model, inputs):
         if self.loss_fn is None:
             return super()._compute_loss(model, inputs)
         return _loss_from_fn(self, model, inputs)
+
+
+LOGPROB_PASSES = ("trl", "completion")  # RunConfig.logprobs
+
+
+def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, batch_size: int | None = None,
+                        temperature: float = 1.0, compute_entropy: bool = False):
+    """Per-token log-probabilities of the last ``logits_to_keep`` tokens of ``input_ids`` (the completion), and
+    their entropies (without gradient), computed on those positions only: the backbone runs on the whole
+    sequence, the LM head only where a completion token is predicted, in the autocast dtype of the caller, the
+    log-softmax in float32 (issue 36).
+
+    TRL's fused LM-head kernel scores every position on a device without Triton (a CPU) and recomputes the head in
+    its backward: on SmolLM2 with 8 rows of 59 prompt + 32 completion tokens that was 2.8 s of a 15 s step
+    (docs/benchmarks.md). The values are TRL's up to the dtype's rounding (tested against it); padding positions
+    (``attention_mask == 0``) get 0, as TRL's do. Logit soft-capping and scaling are not applied: a model that
+    has them is refused by name.
+    """
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    text = inner.config.get_text_config() if hasattr(inner.config, "get_text_config") else inner.config
+    for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier", "lm_head_multiplier",
+                 "logits_scaling"):
+        if getattr(text, attr, None) not in (None, 1.0):
+            raise ValueError(f"logprobs='completion' does not apply {attr} ({type(inner).__name__}); use "
+                             "logprobs='trl'")
+    backbone, head = inner.base_model, inner.get_output_embeddings()
+    n = input_ids.size(0)
+    batch_size = batch_size or n
+    logps, ents = [], []
+    for start in range(0, n, batch_size):
+        ids, mask = input_ids[start:start + batch_size], attention_mask[start:start + batch_size]
+        hidden = backbone(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+        logits = head(hidden[:, -logits_to_keep - 1:-1]).float()
+        if temperature != 1.0:
+            logits = logits / temperature
+        log_z = logits.logsumexp(-1)
+        target = ids[:, -logits_to_keep:]
+        keep = mask[:, -logits_to_keep:].to(logits.dtype)
+        logps.append((logits.gather(-1, target.unsqueeze(-1)).squeeze(-1) - log_z) * keep)
+        if compute_entropy:
+            with torch.no_grad():
+                probs = (logits - log_z.unsqueeze(-1)).exp()
+                ents.append((log_z - (probs * logits).sum(-1)) * keep)
+    return torch.cat(logps), (torch.cat(ents) if compute_entropy else None)
 
 
 def trainer_class(base=None, model=None):

@@ -13,7 +13,7 @@ LAYERS = [
     {"_checks", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
-    {"starvation", "sampling", "config", "policy"},
+    {"starvation", "sampling", "config", "policy", "generation"},
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "checks", "report"},
     {"compare", "profile"},

