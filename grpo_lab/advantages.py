@@ -26,6 +26,10 @@ name           advantage of completion i in group g                  source
 ``avspo``      GRPO on real + K stratified virtual rewards           arXiv 2605.21125
 ``avspo_code`` GRPO on real + 1 opposite virtual reward              authors' code
 ``dapo``       GRPO, degenerate groups zeroed                        arXiv 2503.14476
+``gpg``        B/(B - M) (r_i - mean_g), M = completions of groups   arXiv 2504.02546
+               with no signal (the paper's gradient correction)
+``gpg_verl``   B/#{r != 0} (r_i - mean_g) (verl's ``gpg``)           verl 0.9.1
+``maxrl``      (r_i - mean_g) / mean_g (0 where mean_g = 0)          arXiv 2602.02710
 =============  ====================================================  ==================
 """
 
@@ -181,6 +185,76 @@ def dapo(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU, ep
     stats = group_stats(g.values, g.valid)
     keep = ~homogeneous(stats, tol)
     return _finish(g, _normalise(stats, eps, unbiased) * keep.unsqueeze(1))
+
+
+# ----------------------------------------------------------------------------- GPG and MaxRL
+
+def _batch_scale(g: Grouped, counted: torch.Tensor) -> torch.Tensor:
+    """``B / counted`` as a 0-d tensor, B the scored completions of the whole batch (1 when ``counted`` is 0:
+    then every advantage is 0 anyway)."""
+    b = g.values.numel() if g.valid is None else int(g.valid.sum())
+    c = int(counted)
+    return torch.tensor(b / c if c > 0 else 1.0, dtype=torch.float64)
+
+
+def gpg(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU,
+        nan_policy: str = "unscored") -> torch.Tensor:
+    """Group Policy Gradient, as arXiv 2504.02546 (ICLR 2026) describes it: group-mean centring without the std
+    (``F_norm = 1``), the gradient rescaled by the paper's accurate-gradient-estimation factor.
+
+    ``A_i = alpha * (r_i - mean_g)`` with ``alpha = B / (B - M)``: B completions in the batch (the rewards
+    passed: in the trainer, one generation batch of every process), M of them in groups that carry no signal
+    (rewards all equal, std < ``tol``; their advantage is 0). The correction restores the scale a batch
+    average loses to those zero terms: with half the groups degenerate, alpha = 2. A batch with no signal
+    at all gets zeros. Unscored completions count in neither B nor M. For the correction as verl implements it
+    (B over the count of non-zero *rewards*), see :func:`gpg_verl`.
+    """
+    tol = _tol("tol", tol)
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    informative = (~homogeneous(stats, tol)).unsqueeze(1).expand_as(g.values)
+    if g.valid is not None:
+        informative = informative & g.valid
+    alpha = _batch_scale(g, informative.sum())
+    return _finish(g, stats.centered * alpha.to(stats.centered.dtype))
+
+
+def gpg_verl(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:
+    """GPG as verl 0.9.1 implements it (``algorithm.adv_estimator=gpg``, ``compute_gpg_outcome_advantage``):
+    ``A_i = alpha * (r_i - mean_g)`` with ``alpha = B / max(1, #{i: r_i != 0})``, B the completions of the batch.
+
+    This is not arXiv 2504.02546's factor (:func:`gpg`): it counts non-zero *rewards*, not completions that
+    carry a signal. With 0/1 rewards it is B over the number of correct completions, so a batch with few
+    successes gets a large alpha whether or not its groups are informative (4 correct of 32: alpha = 8; the
+    paper's factor would be 32 over the completions of mixed groups). Kept as a named variant, tested against
+    verl's function on verl's inputs.
+    """
+    g = group(rewards, group_size, nan_policy)
+    stats = group_stats(g.values, g.valid)
+    nonzero = g.values != 0 if g.valid is None else (g.values != 0) & g.valid
+    alpha = _batch_scale(g, nonzero.sum())
+    return _finish(g, stats.centered * alpha.to(stats.centered.dtype))
+
+
+def maxrl(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:
+    """Maximum Likelihood RL's p-normalised advantage (Tajwar et al. 2026, arXiv 2602.02710), as prime-rl
+    implements it: ``A_i = (r_i - mean_g) / mean_g``.
+
+    Dividing by the group's success rate instead of its std weights a prompt by 1/p: one success among G gets
+    ``G - 1`` (GRPO: ``(G - 1)/sqrt(G)``), each failure -1. **An all-fail group** has mean 0 and numerator 0:
+    its advantage is defined as 0 (never NaN), so MaxRL starves on all-fail groups exactly as GRPO does; an
+    all-pass group gets 0 too. Rewards must be >= 0 (a success indicator or rate): a negative reward would
+    flip the sign through the mean, and is refused by name.
+    """
+    g = group(rewards, group_size, nan_policy)
+    v = g.values if g.valid is None else torch.where(g.valid, g.values, torch.zeros_like(g.values))
+    if bool((v < 0).any()):
+        raise ValueError(f"maxrl divides by the group's mean reward, so rewards must be >= 0; got "
+                         f"{torch.unique(v[v < 0])[:5].tolist()}")
+    stats = group_stats(g.values, g.valid)
+    mean = stats.mean
+    safe = torch.where(mean > 0, mean, torch.ones_like(mean))
+    return _finish(g, torch.where(mean > 0, stats.centered / safe, torch.zeros_like(stats.centered)))
 
 
 # ----------------------------------------------------------------------------- AVSPO
@@ -344,6 +418,9 @@ _REGISTRY: dict[str, Callable[..., torch.Tensor]] = {
     "avspo": avspo,
     "avspo_code": avspo_code,
     "dapo": dapo,
+    "gpg": gpg,
+    "gpg_verl": gpg_verl,
+    "maxrl": maxrl,
 }
 
 ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)  # the built-in estimators

@@ -11,11 +11,14 @@ verl name              grpo-lab estimator (:mod:`grpo_lab.advantages`)
 ``grpo_lab.avspo``     AVSPO as the paper writes it (arXiv 2605.21125), with its adaptive threshold
 ``grpo_lab.avspo_code`` AVSPO as the authors' code does it (one opposite virtual sample)
 ``grpo_lab.dapo``      GRPO's advantage with degenerate groups zeroed (verl's ``filter_groups`` drops them)
+``grpo_lab.gpg``       GPG with arXiv 2504.02546's factor B/(B - M) (verl's own ``gpg`` counts non-zero rewards)
+``grpo_lab.maxrl``     MaxRL's p-normalised advantage (r - mean)/mean (arXiv 2602.02710)
 =====================  ==========================================================================
 
 and any estimator added later with :func:`grpo_lab.register_estimator` once :func:`register_with_verl` is called
-for it. GRPO, Dr.GRPO and RLOO are verl's own (``grpo``, ``grpo`` with ``norm_adv_by_std_in_grpo=False``,
-``rloo``); :func:`outcome_advantages` computes grpo-lab's on verl's inputs, equal to verl's (tested).
+for it. GRPO, Dr.GRPO, RLOO and verl's GPG are verl's own (``grpo``, ``grpo`` with ``norm_adv_by_std_in_grpo=False``,
+``rloo``, ``gpg``: grpo-lab's ``gpg_verl``); :func:`outcome_advantages` computes grpo-lab's on verl's inputs, equal
+to verl's (tested).
 
 verl loads this module itself through the ``verl.plugins`` entry point of grpo-lab's ``pyproject.toml`` (or
 ``VERL_USE_EXTERNAL_MODULES=grpo_lab.verl``); ``import grpo_lab.verl`` works by hand too.
@@ -44,7 +47,7 @@ import torch
 from .advantages import AVSPOController, compute_advantages, estimator_names
 
 PREFIX = "grpo_lab."
-VERL_HAS = ("grpo", "drgrpo", "rloo")  # verl's own: grpo, grpo with norm_adv_by_std_in_grpo=False, rloo
+VERL_HAS = ("grpo", "drgrpo", "rloo", "gpg_verl")  # verl's own: grpo, grpo with norm_adv_by_std_in_grpo=False, rloo, gpg
 _CONTROLLERS: dict[str, AVSPOController] = {}
 
 

@@ -25,12 +25,15 @@ PALETTE = {
     "sign": dict(color="#d62728", ls="-", marker="D"),
     "avspo": dict(color="#9467bd", ls="-", marker="v"),
     "avspo_code": dict(color="#8c564b", ls="-.", marker="P"),
+    "gpg": dict(color="#e377c2", ls="-", marker="p"),
+    "gpg_verl": dict(color="#e7969c", ls="-.", marker="p"),
+    "maxrl": dict(color="#393b79", ls="-", marker="<"),
     "dapo": dict(color="#17becf", ls=(0, (4, 3)), marker="x"),
     "grpo+drop": dict(color="#7f7f7f", ls=(0, (4, 3)), marker="*"),
     "grpo+skip": dict(color="#bcbd22", ls=(0, (4, 3)), marker="h"),
     "start": dict(color="0.3", ls=":", marker="."),
 }
-_EXTRA = ["#e377c2", "#393b79", "#637939", "#843c39", "#e7969c", "#6b6ecf"]
+_EXTRA = ["#637939", "#843c39", "#6b6ecf", "#8c6d31", "#5254a3", "#bd9e39"]
 BAND_ALPHA = 0.18
 
 

@@ -220,7 +220,7 @@ def test_degenerate_groups_never_nan(r):
     for m in ESTIMATORS:
         if m == "sign":
             continue
-        adv = compute_advantages(r, r.shape[1], m)
+        adv = compute_advantages(r.abs() if m == "maxrl" else r, r.shape[1], m)  # maxrl: rewards >= 0
         assert torch.isfinite(adv).all(), m
     # equal rewards give 0 up to the rounding of their mean (exactly 0 for 0/1 rewards)
     torch.testing.assert_close(A.grpo(r, r.shape[1])[0], torch.zeros(r.shape[1], dtype=r.dtype), atol=1e-9, rtol=0)
@@ -344,3 +344,40 @@ def test_unbiased_takes_numpy_bools_as_bools():
                                    gl.compute_advantages(MIXED, 4, "grpo", unbiased=flag))
     assert not torch.equal(gl.compute_advantages(MIXED, 4, "grpo", unbiased=False),
                            gl.compute_advantages(MIXED, 4, "grpo", unbiased=True))
+
+
+# ---------------------------------------------------------------- GPG and MaxRL (issue 40)
+
+
+def test_gpg_rescales_group_centred_rewards_by_the_papers_factor():
+    r = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
+    # B = 16 completions, M = 8 of them in the two groups without signal: alpha = 16 / 8 = 2
+    torch.testing.assert_close(A.gpg(r, 4), 2 * A.drgrpo(r, 4))
+    assert torch.equal(A.gpg(torch.ones(2, 4), 4), torch.zeros(2, 4))  # no signal at all: zeros, never 16 / 0
+    torch.testing.assert_close(A.gpg(r[[0, 2]], 4), A.drgrpo(r[[0, 2]], 4))  # every group informative: alpha = 1
+    # unscored completions count in neither B nor M: 7 scored, 3 of them (group 2) without signal
+    flat = torch.tensor([1.0, 0, 0, float("nan"), 0, 0, 0, 1])
+    torch.testing.assert_close(A.gpg(flat, 4), A.drgrpo(flat, 4) * 1.0)  # both groups informative: alpha = 7/7
+    graded = torch.tensor([[0.5, 0.5], [0.2, 0.9]])
+    torch.testing.assert_close(A.gpg(graded, 2), A.drgrpo(graded, 2) * 2)
+
+
+def test_gpg_verl_counts_non_zero_rewards_not_informative_samples():
+    r = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
+    # 16 completions, 7 non-zero rewards: alpha = 16/7, where the paper's factor is 2
+    torch.testing.assert_close(A.gpg_verl(r, 4), A.drgrpo(r, 4) * (16 / 7))
+    assert torch.equal(A.gpg_verl(torch.zeros(2, 4), 4), torch.zeros(2, 4))
+
+
+def test_maxrl_weights_a_prompt_by_its_inverse_success_rate_and_defines_all_fail_as_zero():
+    r = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1]])
+    torch.testing.assert_close(A.maxrl(r, 4), torch.tensor([[3.0, -1, -1, -1], [0, 0, 0, 0], [1, 1, -1, -1],
+                                                            [0, 0, 0, 0]]))
+    for G in (2, 4, 8, 16):  # one success in G: G - 1 under MaxRL, (G - 1)/sqrt(G) under GRPO
+        one = torch.zeros(1, G)
+        one[0, 0] = 1
+        assert A.maxrl(one, G)[0, 0].item() == pytest.approx(G - 1)
+        assert A.grpo(one, G, eps=1e-12)[0, 0].item() == pytest.approx((G - 1) / G ** 0.5)
+    with pytest.raises(ValueError, match="maxrl divides by the group's mean reward, so rewards must be >= 0"):
+        A.maxrl(torch.tensor([1.0, -1.0]), 2)
+    assert torch.equal(A.maxrl(torch.tensor([float("nan"), float("nan"), 1.0, 0.0]), 2), torch.tensor([0, 0, 1.0, -1]))

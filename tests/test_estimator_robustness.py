@@ -169,10 +169,15 @@ def test_no_nan_or_inf_for_valid_input(batch, method):
         with pytest.raises(ValueError, match="0/1"):
             compute_advantages(r, G, method)
         return
+    if method == "maxrl" and bool((scored < 0).any()):
+        with pytest.raises(ValueError, match="rewards must be >= 0"):
+            compute_advantages(r, G, method)
+        return
     try:
         adv = compute_advantages(r, G, method)
     except ValueError as e:  # only where an advantage really does not fit the caller's dtype
-        assert f"exceed the range of {r.dtype}" in str(e) and method in ("drgrpo", "rloo"), (method, e)
+        assert f"exceed the range of {r.dtype}" in str(e) and method in ("drgrpo", "rloo", "gpg", "gpg_verl",
+                                                                          "maxrl"), (method, e)
         wide = compute_advantages(r.double(), G, method)
         assert bool((wide.abs() > torch.finfo(r.dtype).max).any()), (method, r, wide)
         return

@@ -52,7 +52,21 @@ def test_grpo_drgrpo_rloo_equal_verls_own_with_shuffled_uids(case):
         assert ours is returns and bool((ours[mask == 0] == 0).all())
 
 
-@pytest.mark.parametrize("name", ["grpo_lab.sign", "grpo_lab.avspo", "grpo_lab.avspo_code", "grpo_lab.dapo"])
+@pytest.mark.parametrize("case", ["binary", "degenerate", "graded"])
+def test_gpg_verl_equals_verls_own_gpg(case):
+    """verl's gpg (alpha = batch size over the count of non-zero rewards) is grpo-lab's gpg_verl; grpo-lab's gpg
+    (the paper's B / (B - M)) differs from it wherever those counts differ."""
+    tlr, mask, uids, r, _ = batch(rewards_cases()[case])
+    theirs, _ = core_algos.compute_gpg_outcome_advantage(tlr, mask, uids)
+    ours, _ = gv.outcome_advantages(tlr, mask, uids, "gpg_verl")
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    if case == "binary":
+        paper, _ = gv.outcome_advantages(tlr, mask, uids, "gpg")
+        assert not torch.allclose(paper, theirs)
+
+
+@pytest.mark.parametrize("name", ["grpo_lab.sign", "grpo_lab.avspo", "grpo_lab.avspo_code", "grpo_lab.dapo",
+                                  "grpo_lab.gpg", "grpo_lab.maxrl"])
 def test_verls_own_compute_advantage_gives_grpo_labs_advantages(name):
     gv.reset_state()
     r = rewards_cases()["binary"]
@@ -72,7 +86,8 @@ def test_the_plugin_is_loaded_by_verl_itself():
             "print(sorted(k for k in core_algos.ADV_ESTIMATOR_REGISTRY if k.startswith('grpo_lab.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "['grpo_lab.avspo', 'grpo_lab.avspo_code', 'grpo_lab.dapo', 'grpo_lab.sign']" in out.stdout
+    assert ("['grpo_lab.avspo', 'grpo_lab.avspo_code', 'grpo_lab.dapo', 'grpo_lab.gpg', 'grpo_lab.maxrl', "
+            "'grpo_lab.sign']") in out.stdout
 
 
 def test_bad_input_is_named():
