@@ -329,17 +329,22 @@ LOGPROB_PASSES = ("trl", "completion")  # RunConfig.logprobs
 
 
 def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, batch_size: int | None = None,
-                        temperature: float = 1.0, compute_entropy: bool = False):
+                        temperature: float = 1.0, compute_entropy: bool = False, share_prompts: bool = True):
     """Per-token log-probabilities of the last ``logits_to_keep`` tokens of ``input_ids`` (the completion), and
-    their entropies (without gradient), computed on those positions only: the backbone runs on the whole
-    sequence, the LM head only where a completion token is predicted, in the autocast dtype of the caller, the
-    log-softmax in float32 (issue 36).
+    their entropies (without gradient), computed on those positions only: the LM head runs only where a
+    completion token is predicted, in the autocast dtype of the caller, the log-softmax in float32 (issue 36).
+
+    ``share_prompts``: rows whose prompt part is identical (a GRPO group: G completions of one prompt) run that
+    prompt through the backbone once, and their completions attend to its keys and values (a cache expanded to
+    every row, through which the gradient flows back to the shared prompt). Causal attention makes this the same
+    computation as one forward per row; with G = 4 and prompts longer than completions it halves the tokens the
+    backbone sees. Not under gradient checkpointing (which refuses a cache): then one forward per row.
 
     TRL's fused LM-head kernel scores every position on a device without Triton (a CPU) and recomputes the head in
-    its backward: on SmolLM2 with 8 rows of 59 prompt + 32 completion tokens that was 2.8 s of a 15 s step
-    (docs/benchmarks.md). The values are TRL's up to the dtype's rounding (tested against it); padding positions
-    (``attention_mask == 0``) get 0, as TRL's do. Logit soft-capping and scaling are not applied: a model that
-    has them is refused by name.
+    its backward: on SmolLM2 with 8 rows of 67 prompt + 32 completion tokens that was 2.8 s of a 15 s step
+    (docs/benchmarks.md). The values are TRL's up to the dtype's rounding (tested against a full forward, values
+    and gradients); padding positions (``attention_mask == 0``) get 0, as TRL's do. Logit soft-capping and scaling
+    are not applied: a model that has them is refused by name.
     """
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
     text = inner.config.get_text_config() if hasattr(inner.config, "get_text_config") else inner.config
@@ -349,13 +354,17 @@ def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, b
             raise ValueError(f"logprobs='completion' does not apply {attr} ({type(inner).__name__}); use "
                              "logprobs='trl'")
     backbone, head = inner.base_model, inner.get_output_embeddings()
+    share = share_prompts and not getattr(inner, "is_gradient_checkpointing", False) \
+        and input_ids.size(1) > logits_to_keep
     n = input_ids.size(0)
     batch_size = batch_size or n
     logps, ents = [], []
     for start in range(0, n, batch_size):
         ids, mask = input_ids[start:start + batch_size], attention_mask[start:start + batch_size]
-        hidden = backbone(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
-        logits = head(hidden[:, -logits_to_keep - 1:-1]).float()
+        hidden = (_shared_prompt_hidden(backbone, ids, mask, logits_to_keep) if share else
+                  backbone(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state[
+                      :, -logits_to_keep - 1:-1])
+        logits = head(hidden).float()
         if temperature != 1.0:
             logits = logits / temperature
         log_z = logits.logsumexp(-1)
@@ -367,6 +376,22 @@ def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, b
                 probs = (logits - log_z.unsqueeze(-1)).exp()
                 ents.append((log_z - (probs * logits).sum(-1)) * keep)
     return torch.cat(logps), (torch.cat(ents) if compute_entropy else None)
+
+
+def _shared_prompt_hidden(backbone, ids, mask, K: int):
+    """The hidden states that predict the last ``K`` tokens of each row (``[rows, K, hidden]``), each distinct
+    prompt (the first ``len - K`` tokens and their mask) run once: its last hidden state predicts the first
+    completion token, and its keys and values, expanded to its rows, serve the completions' forward."""
+    P = ids.size(1) - K
+    prompt = torch.cat([ids[:, :P], mask[:, :P].to(ids.dtype)], dim=1)
+    unique, inverse = torch.unique(prompt, dim=0, return_inverse=True)
+    if unique.size(0) == ids.size(0):  # nothing to share
+        return backbone(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state[:, -K - 1:-1]
+    first = backbone(input_ids=unique[:, :P], attention_mask=unique[:, P:], use_cache=True)
+    cache = first.past_key_values
+    cache.batch_select_indices(inverse)
+    rest = backbone(input_ids=ids[:, P:], attention_mask=mask, past_key_values=cache, use_cache=True)
+    return torch.cat([first.last_hidden_state[inverse, -1:], rest.last_hidden_state[:, :-1]], dim=1)
 
 
 def trainer_class(base=None, model=None):

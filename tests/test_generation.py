@@ -314,6 +314,40 @@ def test_completion_logprobs_equal_the_full_forward_and_its_gradient():
         assert (a - b).norm() <= 1e-4 * b.norm() + 1e-7
 
 
+def test_shared_prompts_compute_what_one_forward_per_row_computes():
+    """A group's prompt run once, its keys and values expanded to the group's rows: the same log-probabilities and
+    the same gradient as one forward per row (float32), left padding and right padding included."""
+    from peft import LoraConfig, get_peft_model
+
+    from grpo_lab.policy import load_tiny_lm
+    from grpo_lab.trl import completion_logprobs
+
+    model, _ = load_tiny_lm()
+    model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 0.1)
+    model.train()
+    P, C, G = 7, 5, 3
+    prompts = torch.randint(4, 60, (2, P))
+    pmask = torch.ones(2, P, dtype=torch.long)
+    pmask[1, :2] = 0  # the second prompt is left-padded
+    ids = torch.cat([prompts.repeat_interleave(G, 0), torch.randint(4, 60, (2 * G, C))], dim=1)
+    mask = torch.cat([pmask.repeat_interleave(G, 0), torch.ones(2 * G, C, dtype=torch.long)], dim=1)
+    mask[4, -2:] = 0  # one completion is right-padded
+    out = {}
+    for share in (False, True):
+        model.zero_grad()
+        lp, _ = completion_logprobs(model, ids[[0, 3, 1, 4, 2, 5]], mask[[0, 3, 1, 4, 2, 5]], C, share_prompts=share)
+        lp.sum().backward()  # rows interleaved: groups are found by their prompt, not by position
+        out[share] = lp.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+    torch.testing.assert_close(out[True][0], out[False][0], atol=1e-5, rtol=1e-5)
+    for a, b in zip(out[True][1], out[False][1]):
+        assert (a - b).norm() <= 1e-4 * b.norm() + 1e-7
+
+
 def test_a_run_with_completion_logprobs_trains_like_trls_pass(tmp_path):
     """The same first step under TRL's fused kernel and under completion_logprobs: the same rewards and, up to
     bf16 autocast's rounding, the same loss."""
