@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 
@@ -66,19 +67,40 @@ def run_name(estimator: str, seed: int) -> str:
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a same-directory temporary file and a rename: a reader sees the old
     file or the new one, never a part. The temporary file is unique per call (``mkstemp``), so threads and
-    processes writing the same path at once never share or remove each other's; the last rename wins."""
+    processes writing the same path at once never share or remove each other's; the last rename wins.
+
+    The file gets the mode a plain ``open(path, "w")`` would give it: a new file the umask's (``0o666 & ~umask``:
+    a lab sharing a results directory can read it), a replaced file its old mode (mkstemp's own 0600 would leave
+    every result readable by its owner alone)."""
     import tempfile
 
     path = Path(path)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(name)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+            os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """This process's umask (read by setting it and putting it back: POSIX has no other way; under a lock so that
+    threads writing at once never see the temporary value)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 def finite_json(obj):

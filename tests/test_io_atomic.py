@@ -80,3 +80,23 @@ def test_a_symlinked_lock_is_refused_and_its_target_untouched(tmp_path):
     with pytest.raises(RuntimeError, match="not a regular file"):
         with DirLock(run):
             pass
+
+
+def test_an_atomic_write_gives_the_mode_a_plain_write_would(tmp_path):
+    """Issue 38: every results, config and report file was left at mkstemp's 0600 whatever the umask."""
+    import os
+    import stat
+
+    from grpo_lab.io import write_json_atomic, write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        new = write_json_atomic(tmp_path / "results.json", {"a": 1})
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644  # readable by the lab, as open(path, "w") makes it
+        os.umask(0o077)
+        assert stat.S_IMODE(write_text_atomic(tmp_path / "private.md", "x").stat().st_mode) == 0o600
+        os.chmod(new, 0o664)  # a file made group-writable by its owner keeps that mode when replaced
+        write_json_atomic(new, {"a": 2})
+        assert stat.S_IMODE(new.stat().st_mode) == 0o664 and new.read_text().strip().endswith("}")
+    finally:
+        os.umask(old)
