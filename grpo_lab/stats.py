@@ -52,31 +52,93 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
-@lru_cache(maxsize=4096)
-def t_quantile(df: int, confidence: float = 0.95) -> float:
+def _central(t: float, df: float) -> float:
+    """P(|T| <= t), t >= 0, computed where it is small (no cancellation against 1)."""
+    return _betainc(0.5, df / 2.0, t * t / (df + t * t))
+
+
+def _two_tails(t: float, df: float) -> float:
+    """P(|T| > t), t >= 0, computed where it is small."""
+    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+# Above this many degrees of freedom the continued fraction of I_x(df/2, 1/2) needs far more terms than it gets
+# (at df = 1e15 the bisection returned 2.83 for the 1.96 limit): the quantile comes from the normal one and the
+# Cornish-Fisher expansion in 1/df, whose next term is below 1e-16 there.
+LARGE_DF = 1e5
+
+
+def t_quantile(df, confidence: float = 0.95) -> float:
     """The two-sided Student-t quantile: the t with P(|T| <= t) = ``confidence`` for ``df`` degrees of freedom.
 
-    Exact (the t CDF's inverse, by bisection to 1e-12) at every ``df`` and confidence: the one quantile of every
-    interval grpo-lab reports. ``confidence`` must lie strictly between 0 and 1, ``df`` be at least 1.
+    Exact (the inverse of the t distribution's central probability, by bisection to a relative 1e-13) at every
+    ``df`` up to 1e5, and from the normal quantile with its Cornish-Fisher correction in 1/df beyond (``df``
+    infinite: the normal quantile itself); for any confidence strictly between 0 and 1, the extremes included
+    (the smaller of the central and the two-tail probability is the one computed). ``df`` is a whole number
+    >= 1 (or infinite); anything else, a bool, a list or a string included, is a ``ValueError`` naming it.
     """
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating, np.integer)) \
+            or not 0 < float(confidence) < 1:
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
-    if isinstance(df, bool) or not float(df).is_integer() or df < 1:
+    if isinstance(df, (bool, np.bool_)) or not isinstance(df, (int, float, np.floating, np.integer)) \
+            or math.isnan(float(df)) or float(df) < 1 or (math.isfinite(float(df)) and not float(df).is_integer()):
         raise ValueError(f"degrees of freedom must be a whole number >= 1, got {df!r}")
-    target = 0.5 + confidence / 2
+    return _t_quantile(float(df), float(confidence))
+
+
+@lru_cache(maxsize=4096)
+def _t_quantile(df: float, confidence: float) -> float:
+    from statistics import NormalDist
+
+    if df > LARGE_DF:
+        if confidence > 0.5:  # from the upper tail: 0.5 + confidence / 2 would lose its digits near 1
+            z = -NormalDist().inv_cdf((1.0 - confidence) / 2)
+        elif confidence > 1e-6:
+            z = NormalDist().inv_cdf(0.5 + confidence / 2)
+        else:  # P(|Z| <= z) = z sqrt(2/pi) (1 + O(z^2)) near 0
+            z = confidence * math.sqrt(math.pi / 2)
+        if math.isinf(df):
+            return z
+        z2 = z * z
+        return z * (1 + (z2 + 1) / (4 * df) + (5 * z2 * z2 + 16 * z2 + 3) / (96 * df * df))
+    small_central = confidence <= 0.5
+    goal = confidence if small_central else 1.0 - confidence
+
+    def below(t):  # whether t is below the quantile
+        return _central(t, df) < goal if small_central else _two_tails(t, df) > goal
+
     lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < target:
+    while below(hi):
         lo, hi = hi, hi * 2
-    while hi - lo > 1e-12 * max(1.0, hi):
+    for _ in range(400):
+        if hi - lo <= 1e-13 * hi:
+            break
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < target else (lo, mid)
+        lo, hi = (mid, hi) if below(mid) else (lo, mid)
     return (lo + hi) / 2
+
+
+def _sample(values, what: str) -> np.ndarray:
+    """``values`` as a 1-D float array of finite numbers, or a ``ValueError`` naming what is wrong: a table is not
+    a sample over seeds (it would be flattened), and a missing value (None, NaN) or an infinite one has no mean."""
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} needs numbers, got {values!r:.80}") from None
+    if v.ndim != 1:
+        raise ValueError(f"{what} needs one value per seed (a 1-D sample), got shape {v.shape}")
+    bad = np.flatnonzero(~np.isfinite(v))
+    if bad.size:
+        raise ValueError(f"{what} got a missing or infinite value at position {int(bad[0])} "
+                         f"({list(values)[int(bad[0])]!r}); leave unmeasured seeds out")
+    return v
 
 
 def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and t-interval over seeds: ``(mean, lo, hi)``. One value gives ``lo == hi == mean``
-    (callers that print it should use :func:`fmt_ci`, which says "no interval")."""
-    v = np.asarray(values, dtype=np.float64)
+    (callers that print it should use :func:`fmt_ci`, which says "no interval"). The values must be finite
+    numbers, one per seed (None, NaN and 2-D input are refused by name)."""
+    v = _sample(values, "mean_ci")
     if v.size == 0:
         raise ValueError("mean_ci needs at least one value, got none")
     t = t_quantile(max(v.size - 1, 1), confidence)  # a bad confidence is refused even for one value
@@ -117,6 +179,10 @@ def change_vs_start(start: float, values, confidence: float = 0.95) -> str:
 
     Used to word results from the numbers themselves (notebooks 05 and 07), never the other way round.
     """
+    if isinstance(start, bool) or not isinstance(start, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(float(start)):
+        raise ValueError(f"change_vs_start needs a finite starting value, got {start!r}")
+    values = _sample(values, "change_vs_start")
     if len(values) < 2:
         return "no detectable change (one seed: no interval)"
     _, lo, hi = mean_ci(values, confidence)
@@ -130,6 +196,7 @@ def change_vs_start(start: float, values, confidence: float = 0.95) -> str:
 def separated(a, b, confidence: float = 0.95) -> str | None:
     """Which of two samples over seeds is higher with non-overlapping t-intervals: ``"a"``, ``"b"``, or ``None``
     (intervals overlap or touch, or fewer than 2 seeds on a side: no ranking)."""
+    a, b = _sample(a, "separated"), _sample(b, "separated")
     if len(a) < 2 or len(b) < 2:
         return None
     _, alo, ahi = mean_ci(a, confidence)
@@ -145,7 +212,7 @@ def diff_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
     """``(mean(a) - mean(b), lo, hi)``: the difference of two means over seeds and its t-interval (Welch's standard
     error ``sqrt(s_a^2 / n_a + s_b^2 / n_b)``, t quantile at ``min(n_a, n_b) - 1`` degrees of freedom, the
     conservative choice). Introduced in notebook 10."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _sample(a, "diff_ci"), _sample(b, "diff_ci")
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a difference interval needs at least 2 values on each side, got {a.size} and {b.size}")
     half = t_quantile(min(a.size, b.size) - 1, confidence) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
@@ -158,8 +225,11 @@ def seeds_needed(a, b, most: int = 1000) -> int | None:
     ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with
     ``(t_{0.975, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference|`` (t quantiles: with few seeds the
     normal ones of notebook 09 promise too few). ``None`` when more than ``most`` would be needed (or the
-    difference is 0). Introduced in notebook 10; the README's study lines use it too."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    difference is 0). The values must be finite, one per seed, and ``most`` a whole number >= 2 (refused by name
+    otherwise). Introduced in notebook 10; the README's study lines use it too."""
+    if isinstance(most, bool) or not isinstance(most, (int, np.integer)) or most < 2:
+        raise ValueError(f"most must be a whole number >= 2 (the largest seed count worth reporting), got {most!r}")
+    a, b = _sample(a, "seeds_needed"), _sample(b, "seeds_needed")
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a seed count needs at least 2 values on each side to measure the spread, got {a.size} "
                          f"and {b.size}")

@@ -75,3 +75,48 @@ def test_seeds_needed_meets_the_power_it_promises():
     assert power >= 0.78  # 80% up to simulation noise (4000 draws: sd 0.006)
     assert seeds_needed([0.5, 0.6], [0.5, 0.6]) is None  # no difference: no number of seeds detects it
     assert seeds_needed([0.5, 0.6], [0.50001, 0.60001], most=50) is None
+
+
+def test_the_quantile_is_right_at_any_df_and_any_confidence():
+    """Issue 38: t_quantile(1e17, 0.95) gave 2.828 (the limit is 1.95996) and confidences of 1e-12 or 1 - 1e-12
+    were off; now the grid, extremes included, agrees with scipy."""
+    for df in (1, 2, 5, 30, 10**3, 10**5, 10**5 + 1, 10**6, 10**9, 10**15, 10**17, 1e300, float("inf")):
+        for c in (1e-12, 1e-6, 0.01, 0.5, 0.9, 0.95, 0.99, 1 - 1e-6, 1 - 1e-12):
+            if c > 0.5:  # the upper tail (1 - c) / 2 directly: 0.5 + c / 2 would lose its digits near c = 1
+                want = sp.t.isf((1 - c) / 2, df)
+            elif c > 1e-6:
+                want = sp.t.ppf(0.5 + c / 2, df)
+            else:  # near the median P(|T| <= t) = 2 t f(0) (1 + O(t^2)), f(0) the density at 0
+                want = c / (2 * sp.t.pdf(0.0, df))
+            assert t_quantile(df, c) == pytest.approx(want, rel=1e-6), (df, c)
+    assert t_quantile(10**17, 0.95) == pytest.approx(1.959964, abs=1e-6)
+
+
+@pytest.mark.parametrize("df", [True, [3], "3", 0, 2.5, float("nan"), None])
+def test_a_bad_df_is_refused_by_name_even_after_a_cached_call(df):
+    t_quantile(1)  # cached for df = 1: True (== 1) must not be served from the cache
+    with pytest.raises(ValueError, match="degrees of freedom must be a whole number >= 1"):
+        t_quantile(df)
+
+
+def test_the_helpers_refuse_what_they_cannot_compute_by_name():
+    from grpo_lab.stats import change_vs_start, diff_ci, seeds_needed, separated
+
+    with pytest.raises(ValueError, match="missing or infinite value at position 1"):
+        mean_ci([0.4, None, 0.5])
+    with pytest.raises(ValueError, match="one value per seed .* shape \\(2, 2\\)"):
+        mean_ci([[0.4, 0.5], [0.6, 0.7]])
+    for bad in ([0.5, float("nan")], [0.5, float("inf")]):
+        with pytest.raises(ValueError, match="missing or infinite"):
+            seeds_needed(bad, [0.4, 0.5])
+        with pytest.raises(ValueError, match="missing or infinite"):
+            diff_ci(bad, [0.4, 0.5])
+        with pytest.raises(ValueError, match="missing or infinite"):
+            separated(bad, [0.4, 0.5])
+    for most in (1, 0, True, 2.5):
+        with pytest.raises(ValueError, match="most must be a whole number >= 2"):
+            seeds_needed([0.5, 0.6], [0.4, 0.5], most=most)
+    with pytest.raises(ValueError, match="finite starting value"):
+        change_vs_start(float("nan"), [0.5, 0.6])
+    with pytest.raises(ValueError, match="missing or infinite"):
+        change_vs_start(0.4, [0.5, float("nan")])
