@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .advantages import ESTIMATORS
-from .config import RunConfig, cli_fields, gsm8k_config, parse_method
+from .config import RunConfig, cli_fields, gsm8k_config, method_key, parse_method
 from .sampling import get_sampling
 
 DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo", "grpo+drop", "grpo+skip")
@@ -65,8 +65,12 @@ def _estimators(text: str) -> list[str]:
             parse_method(x)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    if len(set(out)) != len(out):
-        raise UsageError(f"--estimators lists one twice: {text!r}")
+    keys: dict = {}
+    for x in out:  # two spellings of one method (dapo and grpo+dynamic, grpo+skip and grpo+skip=0.5) are one method
+        if method_key(x) in keys:
+            same = f"{keys[method_key(x)]!r} and {x!r} are the same method" if keys[method_key(x)] != x else repr(x)
+            raise UsageError(f"--estimators lists one method twice ({same}): {text!r}")
+        keys[method_key(x)] = x
     return out
 
 

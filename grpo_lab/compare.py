@@ -31,7 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ._checks import as_number
-from .config import PER_RUN, RunConfig, method_name
+from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
                  write_json_atomic)                                                       # the CLI's, from here)
 from .report import verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
@@ -97,7 +97,10 @@ def open_comparison(out: Path, estimators, seeds, base: RunConfig, command: str 
     if diff:
         raise ValueError(f"{out} holds a comparison with other settings ({'; '.join(diff)}); "
                          "use another directory for these settings")
-    est = list(dict.fromkeys([*conf["estimators"], *estimators]))
+    est = list(conf["estimators"])
+    for m in estimators:  # another spelling of a method already there is that method
+        if method_key(m) not in {method_key(x) for x in est}:
+            est.append(m)
     sds = list(dict.fromkeys([*conf["seeds"], *(int(s) for s in seeds)]))
     if (est, sds) != (conf["estimators"], conf["seeds"]):
         stored = read_json(out / "config.json", "comparison config")
@@ -207,14 +210,15 @@ def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
         simulated = shared.get("policy") == "tabular"
         bad = result_problems(res, simulated, None if simulated else shared.get("eval_problems"))
         diff = differing_keys(shared_settings(cfg), shared)
-        who = (method_name(cfg), cfg.get("seed"))
+        who = (method_key(cfg), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         echo(f"{path} is damaged ({str(e)[:120]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
     if bad:
         why = f"is incomplete or damaged ({bad})"
-    elif who != (est, seed) or diff:
-        why = f"does not belong to this comparison ({'; '.join(diff) if diff else f'it holds {who[0]} seed {who[1]}'})"
+    elif who != (method_key(est), seed) or diff:
+        why = (f"does not belong to this comparison ("
+               f"{'; '.join(diff) if diff else f'it holds {method_name(cfg)} seed {who[1]}'})")
     else:
         return True
     echo(f"{path} {why}; moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")

@@ -9,6 +9,7 @@ GPU default of notebook 06), :func:`smoke` (the same code path on a CPU in secon
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, fields, replace
 
 from ._checks import as_int, as_number
@@ -280,10 +281,10 @@ def parse_method(name: str) -> dict:
         if key in _acting_rules() and not value and not get_sampling(out["sampling"]).acts:
             out["sampling"] = key
         elif key == "skip" and out["skip_prob"] == 0.0:
-            try:
-                out["skip_prob"] = float(value) if value else SKIP_PROB
-            except ValueError:
-                raise ValueError(f"+skip={value!r} in method {name!r} is not a probability") from None
+            if value and not _PLAIN_NUMBER.fullmatch(value):  # float() would read "0.1_5" as 0.15
+                raise ValueError(f"+skip={value!r} in method {name!r} is not a probability written as a plain "
+                                 "decimal number (e.g. +skip=0.25)")
+            out["skip_prob"] = float(value) if value else SKIP_PROB
             if not 0 < out["skip_prob"] < 1:
                 raise ValueError(f"+skip={value} in method {name!r} must lie strictly between 0 and 1")
         else:
@@ -292,15 +293,31 @@ def parse_method(name: str) -> dict:
     return out
 
 
+_PLAIN_NUMBER = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?")
+
+
+def method_key(method) -> tuple[str, str, float]:
+    """The one identity of a method: ``(estimator, sampling rule, skip probability at full precision)``, from a
+    method name (any spelling :func:`parse_method` accepts: ``dapo`` = ``grpo+dynamic``, ``grpo+skip`` =
+    ``grpo+skip=0.5``, parts in any order) or from a run's config (a RunConfig or its dict). Resume, duplicate
+    checks and reports compare methods by this, never by their spelling."""
+    if isinstance(method, str):
+        p = parse_method(method)
+        return p["estimator"], p["sampling"], float(p["skip_prob"])
+    get = method.get if isinstance(method, dict) else (lambda k, d=None: getattr(method, k, d))
+    return get("estimator"), get("sampling", "none") or "none", float(get("skip_prob", 0.0) or 0.0)
+
+
 def method_name(cfg) -> str:
-    """The method a run's config stands for (the inverse of :func:`parse_method`); ``cfg``: a RunConfig or its dict."""
-    get = cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
-    est, sampling, skip = get("estimator"), get("sampling", "none") or "none", get("skip_prob", 0.0) or 0.0
+    """The method a run's config stands for (the inverse of :func:`parse_method`, its canonical spelling);
+    ``cfg``: a RunConfig or its dict. The skip probability is written at full precision (``repr``), so that
+    reading the name back gives the same method (:func:`method_key`)."""
+    est, sampling, skip = method_key(cfg)
     for recipe, settings in METHODS.items():
         if skip == 0 and settings == dict(estimator=est, sampling=sampling):
             return recipe
     name = est + (f"+{sampling}" if get_sampling(sampling).acts else "")
-    return name + ("" if not skip else "+skip" if skip == SKIP_PROB else f"+skip={skip:g}")
+    return name + ("" if not skip else "+skip" if skip == SKIP_PROB else f"+skip={skip!r}")
 
 
 def cli_fields():

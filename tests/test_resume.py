@@ -321,3 +321,45 @@ def test_a_start_without_levels_is_evaluated_again(finished_lm, tmp_path, capsys
     assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
     assert "greedy_by_level is missing" in capsys.readouterr().out
     assert "greedy_by_level" in json.loads((run / "start.json").read_text())
+
+
+SPELLINGS = [("dapo", "grpo+dynamic"), ("grpo+skip", "grpo+skip=0.5"), ("grpo+skip=0.5", "grpo+skip=.5"),
+             ("grpo+skip", "grpo+skip=5e-1"), ("sign+skip=0.3+drop", "sign+drop+skip=0.3"),
+             ("grpo+dynamic+skip=0.8", "grpo+skip=0.8+dynamic")]
+
+
+@pytest.mark.parametrize("a,b", SPELLINGS)
+def test_a_method_has_one_identity_whatever_its_spelling(a, b):
+    """Issue 38: methods were compared by their spelling: a resumed grpo+dynamic run 'held dapo' and was retrained."""
+    from grpo_lab.config import RunConfig, method_key, method_name
+
+    assert method_key(a) == method_key(b)
+    for m in (a, b):
+        cfg = RunConfig().with_run(m, 0)
+        assert method_key(cfg) == method_key(m) == method_key(method_name(cfg))  # the canonical name reads back
+    with pytest.raises(cli.UsageError, match="lists one method twice .* are the same method"):
+        cli._estimators(f"{a},{b}")
+
+
+def test_the_skip_probability_keeps_its_full_precision_and_a_plain_spelling():
+    from grpo_lab.config import RunConfig, method_key, method_name, parse_method
+
+    cfg = RunConfig().with_run("grpo+skip=0.1234567891", 0)
+    assert method_name(cfg) == "grpo+skip=0.1234567891" and method_key(method_name(cfg)) == method_key(cfg)
+    assert method_key("grpo+skip=0.1234567") != method_key("grpo+skip=0.123457")  # no rounding to 6 digits
+    for bad in ("0.1_5", " 0.2", "0x1p-2", "nan"):
+        with pytest.raises(ValueError, match="plain decimal number"):
+            parse_method(f"grpo+skip={bad}")
+
+
+def test_a_resume_knows_the_methods_it_ran_under_any_spelling(tmp_path, capsys):
+    args = ["compare", "--quick", "--seeds", "0", "--estimators", "grpo+dynamic,sign+skip=0.3+drop", "--no-progress",
+            "--out", str(tmp_path)]
+    assert cli.main(args) == 0
+    run = only_run(tmp_path)
+    (run / "report.md").unlink()
+    capsys.readouterr()
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "resuming: 2 of 2 runs already finished" in out
+    assert not list((run / "results").glob("*.rejected-*")) and (run / "report.md").is_file()
