@@ -442,6 +442,13 @@ def register_estimator(name: str, fn: Callable[..., torch.Tensor]) -> None:
     _REGISTRY[name] = fn
 
 
+def get_estimator(name: str) -> Callable[..., torch.Tensor]:
+    """The function registered as ``name`` (an unknown name lists the known ones)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown advantage estimator {name!r}; choose one of {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
 def is_estimator(name) -> bool:
     """Whether ``name`` is a built-in or registered estimator."""
     return isinstance(name, str) and name in _REGISTRY

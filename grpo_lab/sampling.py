@@ -59,6 +59,8 @@ class SamplingRule:
 
 
 _RULES: dict[str, SamplingRule] = {}
+# Names a rule may not take: the other parts of a method name (grpo_lab.config.parse_method)
+RESERVED = {"skip": "+skip and +skip=p: prompt skipping"}
 
 
 def register_sampling(rule: SamplingRule) -> SamplingRule:
@@ -68,8 +70,16 @@ def register_sampling(rule: SamplingRule) -> SamplingRule:
     if not isinstance(rule.name, str) or not rule.name.isidentifier():
         raise ValueError(f"a sampling rule's name must be an identifier (it is used in method names such as "
                          f"grpo+<name>), got {rule.name!r}")
+    if rule.name in RESERVED:
+        raise ValueError(f"{rule.name!r} is a built-in part of method names ({RESERVED[rule.name]}); a sampling rule "
+                         "of that name would change what existing method names mean: choose another name")
     if rule.name in _RULES:
         raise ValueError(f"sampling rule {rule.name!r} is already registered")
+    for f in ("drops", "refills"):
+        if not isinstance(getattr(rule, f), bool):
+            raise TypeError(f"sampling rule {rule.name!r}: {f} must be True or False, got {getattr(rule, f)!r}")
+    if not isinstance(rule.doc, str):
+        raise TypeError(f"sampling rule {rule.name!r}: doc must be a string, got {type(rule.doc).__name__}")
     if rule.refills and not rule.drops:
         raise ValueError(f"sampling rule {rule.name!r} refills without dropping: there would be nothing to refill")
     if rule.keep is not None and not callable(rule.keep):

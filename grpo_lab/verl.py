@@ -71,19 +71,42 @@ def group_order(index) -> tuple[torch.Tensor, int]:
     return order, next(iter(sizes.values()))
 
 
+def _is_mapping(x) -> bool:
+    return isinstance(x, Mapping) or (hasattr(x, "items") and hasattr(x, "get"))  # OmegaConf's DictConfig too
+
+
 def _options(config, method: str) -> dict:
-    """The estimator's options from verl's algorithm config (``grpo_lab_options.<method>``), or ``{}``."""
+    """The estimator's options from verl's algorithm config (``grpo_lab_options.<method>``), or ``{}``. A block that
+    is not a mapping, or a key the estimator does not take, is an error naming it (a misspelt option would
+    otherwise be ignored)."""
+    import inspect
+
+    from .advantages import get_estimator
+
     if config is None:
         return {}
     every = config.get("grpo_lab_options", None) if hasattr(config, "get") else None
     if every is None:
         return {}
-    if not isinstance(every, Mapping) and not hasattr(every, "items"):
+    if not _is_mapping(every):
         raise ValueError(f"algorithm.grpo_lab_options must map estimator names to their options, got {every!r}")
     mine = every.get(method, None)
     if mine is None:
         return {}
-    return {str(k): v for k, v in dict(mine.items()).items()}
+    if not _is_mapping(mine):
+        raise ValueError(f"algorithm.grpo_lab_options.{method} must map option names to values, got {mine!r}")
+    options = {str(k): v for k, v in dict(mine.items()).items()}
+    fn = get_estimator(method)
+    params = inspect.signature(fn).parameters
+    known = {n for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    if method == "avspo":
+        known |= {"ema"}  # the adaptive threshold's own option (AVSPOController)
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"algorithm.grpo_lab_options.{method} has option(s) {', '.join(unknown)} that "
+                             f"{method} does not take; it takes {', '.join(sorted(known)) or 'none'}")
+    return options
 
 
 def outcome_advantages(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index, method: str,
@@ -91,18 +114,22 @@ def outcome_advantages(token_level_rewards: torch.Tensor, response_mask: torch.T
     """grpo-lab's ``method`` on verl's inputs: the sequence reward of each row (its token rewards summed),
     grouped by ``index`` (the prompt uid of each row), the advantage broadcast over ``response_mask``.
     Returns ``(advantages, returns)``, both ``[rows, tokens]``, the same tensor (verl's outcome convention)."""
+    token_level_rewards, response_mask = torch.as_tensor(token_level_rewards), torch.as_tensor(response_mask)
     if token_level_rewards.dim() != 2 or token_level_rewards.shape != response_mask.shape:
         raise ValueError(f"token_level_rewards {tuple(token_level_rewards.shape)} and response_mask "
                          f"{tuple(response_mask.shape)} must both be [rows, tokens]")
     if len(index) != token_level_rewards.shape[0]:
         raise ValueError(f"index has {len(index)} uids for {token_level_rewards.shape[0]} rows")
-    scores = token_level_rewards.sum(dim=-1)
+    # in the rewards' own floating dtype (integers promoted to torch's default): a float32 copy of float64 rewards
+    # near 1e8 loses the differences between them (all-zero advantages where float64 gives +-0.866)
+    dtype = token_level_rewards.dtype if token_level_rewards.is_floating_point() else torch.get_default_dtype()
+    scores = token_level_rewards.to(dtype).sum(dim=-1)
     order, G = group_order(index)
     with torch.no_grad():
-        adv_grouped = compute_advantages(scores[order].float(), G, method, **options)
+        adv_grouped = compute_advantages(scores[order], G, method, **options)
         adv = torch.empty_like(adv_grouped)
         adv[order] = adv_grouped
-        out = adv.to(token_level_rewards.dtype).unsqueeze(-1) * response_mask
+        out = adv.unsqueeze(-1) * response_mask.to(dtype)
     return out, out
 
 
@@ -125,14 +152,20 @@ def _estimator_fn(method: str):
 
 def register_with_verl(method: str) -> str:
     """Register grpo-lab's estimator ``method`` (built-in or added with ``register_estimator``) in verl's
-    registry as ``grpo_lab.<method>``; returns that name. Registering it again is a no-op."""
+    registry as ``grpo_lab.<method>``; returns that name. Registering it again is a no-op; a name verl already
+    holds for another function (another plugin's) is an error naming that function, never shadowed silently."""
     from verl.trainer.ppo import core_algos
 
     if method not in estimator_names():
         raise ValueError(f"unknown grpo-lab estimator {method!r}; choose one of {', '.join(estimator_names())}")
     name = PREFIX + method
-    if name not in core_algos.ADV_ESTIMATOR_REGISTRY:
+    held = core_algos.ADV_ESTIMATOR_REGISTRY.get(name)
+    if held is None:
         core_algos.register_adv_est(name)(_estimator_fn(method))
+    elif getattr(held, "__module__", None) != __name__ or held.__name__ != f"grpo_lab_{method}":
+        raise ValueError(f"verl's registry already holds {name!r} for another function "
+                         f"({getattr(held, '__module__', '?')}.{getattr(held, '__qualname__', held)!r}); grpo-lab "
+                         "will not run under a name that runs something else: unregister it, or rename one")
     return name
 
 

@@ -353,3 +353,18 @@ def test_skip_prob_takes_any_real_number_type(p):
 def test_skip_prob_out_of_range_or_not_a_number_is_named(p):
     with pytest.raises(ValueError, match=r"skip_prob must be a number in \[0, 1\)"):
         check_sampling(skip_prob=p)
+
+
+def test_the_registry_refuses_a_rule_that_would_change_what_a_method_name_means():
+    """Issue 38: register_sampling(SamplingRule("skip", True, False)) silently changed what grpo+skip meant, and a
+    rule's fields were not type-checked."""
+    from grpo_lab.sampling import SamplingRule, register_sampling
+
+    with pytest.raises(ValueError, match="'skip' is a built-in part of method names"):
+        register_sampling(SamplingRule("skip", True, False))
+    with pytest.raises(TypeError, match="drops must be True or False, got 'yes'"):
+        register_sampling(SamplingRule("typed_rule", "yes", False))
+    with pytest.raises(TypeError, match="refills must be True or False, got 1"):
+        register_sampling(SamplingRule("typed_rule", True, 1))
+    with pytest.raises(TypeError, match="doc must be a string"):
+        register_sampling(SamplingRule("typed_rule", True, False, doc=3))

@@ -190,3 +190,54 @@ def test_inspect_says_what_a_verl_log_without_filter_groups_cannot_tell(tmp_path
     report = (tmp_path / "rep" / "report.md").read_text()
     assert "not logged: the degenerate fraction" in report and "- mean reward: first" in report
     assert not (tmp_path / "rep" / "degenerate.png").exists() and (tmp_path / "rep" / "reward.png").is_file()
+
+
+@pytest.mark.parametrize("method", ["dapo", "avspo", "grpo", "gpg"])
+def test_advantages_are_computed_in_the_rewards_own_precision(method):
+    """Issue 38: an internal .float() turned float64 rewards near 1e8 into equal float32 values (dapo: all zeros,
+    avspo: a wrong sign) and returned int64 rewards' advantages as integers."""
+    gv.reset_state()
+    r = torch.tensor([1e8, 1e8 + 1, 1e8, 1e8 + 1], dtype=torch.float64)
+    tlr, mask = torch.zeros(4, 3, dtype=torch.float64), torch.ones(4, 3)
+    tlr[:, 1] = r
+    adv, _ = gv.outcome_advantages(tlr, mask, ["u"] * 4, method)
+    want = grpo_lab.compute_advantages(r - 1e8, 4, method)  # the same differences, at a magnitude float32 keeps
+    assert adv.dtype == torch.float64
+    torch.testing.assert_close(adv[:, 0], want.double(), rtol=1e-6, atol=1e-6)
+    ints = torch.zeros(4, 3, dtype=torch.int64)
+    ints[0, 0] = 1
+    adv, _ = gv.outcome_advantages(ints, torch.ones(4, 3, dtype=torch.int64), ["u"] * 4, "grpo")
+    assert adv.is_floating_point() and adv[0, 0].item() == pytest.approx(1.4997, abs=1e-4)
+
+
+def test_numpy_rewards_are_accepted_as_verl_may_hand_them():
+    r = np.array([[1.0, 0], [0, 0], [0, 0], [0, 0]])
+    adv, _ = gv.outcome_advantages(r, np.ones((4, 2)), np.array(["u"] * 4, dtype=object), "grpo")
+    assert adv[0, 0].item() == pytest.approx(1.4997, abs=1e-4)
+
+
+def test_an_option_block_that_is_not_a_mapping_or_a_misspelt_key_is_named():
+    tlr, mask, uids, _, _ = batch(rewards_cases()["binary"])
+    fn = core_algos.ADV_ESTIMATOR_REGISTRY["grpo_lab.avspo"]
+    with pytest.raises(ValueError, match="grpo_lab_options.avspo must map option names to values, got 0.3"):
+        fn(tlr, mask, uids, config={"grpo_lab_options": {"avspo": 0.3}})
+    with pytest.raises(ValueError, match="grpo_lab_options.avspo has option\\(s\\) treshold that avspo does not take"):
+        fn(tlr, mask, uids, config={"grpo_lab_options": {"avspo": {"treshold": 0.3}}})
+    gv.reset_state()
+    fn(tlr, mask, uids, config={"grpo_lab_options": {"avspo": {"threshold": 0.3, "ema": 0.0}}})  # known keys pass
+
+
+def test_a_name_verl_holds_for_another_function_is_refused():
+    def someone_elses(token_level_rewards, response_mask, index=None, config=None, **kw):
+        return token_level_rewards, token_level_rewards
+
+    grpo_lab.register_estimator("collision_test", lambda r, g: grpo_lab.compute_advantages(r, g, "drgrpo"))
+    core_algos.ADV_ESTIMATOR_REGISTRY["grpo_lab.collision_test"] = someone_elses
+    try:
+        with pytest.raises(ValueError, match="already holds 'grpo_lab.collision_test' for another function"):
+            gv.register_with_verl("collision_test")
+    finally:
+        del core_algos.ADV_ESTIMATOR_REGISTRY["grpo_lab.collision_test"]
+    assert gv.register_with_verl("collision_test") == "grpo_lab.collision_test"
+    assert gv.register_with_verl("collision_test") == "grpo_lab.collision_test"  # again: a no-op
+    del core_algos.ADV_ESTIMATOR_REGISTRY["grpo_lab.collision_test"]
