@@ -257,6 +257,28 @@ def _check_trainer_settings(out: Path, conf: dict, base: RunConfig) -> dict | No
     return stored["trainer_settings"]
 
 
+def _say_other_graders(out: Path, start: dict, echo) -> None:
+    """Name the finished runs (and the start evaluation) scored by another grader than this process's
+    (:func:`grpo_lab.tasks.grader_version`): a resume goes on, and the report says so too."""
+    from .tasks import grader_version
+
+    now = grader_version()
+    other = {} if start.get("grader") == now or not start.get("n_samples") else \
+        {"start.json": start.get("grader") or "unrecorded"}
+    for f in sorted((Path(out) / "results").glob("*.json")):
+        try:
+            ev = read_json(f, "results file").get("eval") or {}
+        except (ValueError, AttributeError):
+            continue  # a damaged file is _finished's to report
+        g = ev.get("grader") or "unrecorded"
+        if ev.get("n_samples") and g != now:  # the simulator's results grade no sample
+            other[f.name] = g
+    if other:
+        echo(f"graded by another grader than this process's ({now}): "
+             + ", ".join(f"{name} ({g})" for name, g in other.items())
+             + "; the report will say so (the grader's code changed since they were scored)")
+
+
 def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> Path:
     """Train every missing (estimator, seed) run of ``conf`` into ``out``; then write plots and the report."""
     out = Path(out)
@@ -284,6 +306,7 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         write_json_atomic(start_path, evaluate_start(base))
         start = read_json(start_path, "start evaluation")  # as later readers see it (JSON keys are strings)
     expected = _check_trainer_settings(out, conf, base)
+    _say_other_graders(out, start, echo)
     # seed by seed, every method within a seed: an interrupted comparison then holds every method at the
     # same number of seeds (the runs are independent, so the order changes no result)
     todo = [(e, s) for s in conf["seeds"] for e in conf["estimators"]

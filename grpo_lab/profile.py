@@ -114,7 +114,7 @@ def run_profile(out: Path, cfg: RunConfig | None, progress: bool = True, echo=pr
 
 def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_size: int, share: float) -> Path:
     from .generation import get_engine
-    from .tasks import grade
+    from .tasks import grade, grader_version
 
     threads = apply_threads(cfg.threads)
     problems = eval_problems(cfg)
@@ -158,7 +158,7 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
                                                                       for ts, gs in zip(cut, ok)],
                 answers=[p.answer for p in part], example=[cs[0] for cs in comps], seconds=secs,
                 new_tokens=new_tokens, threads=threads, weights=weights, load_seconds=load_s, dtype=info.dtype,
-                generation=cfg.generation, generation_dtype=cfg.generation_dtype))
+                generation=cfg.generation, generation_dtype=cfg.generation_dtype, grader=grader_version()))
             if bar is not None:
                 bar.update(len(part))
         if bar is not None:
@@ -275,7 +275,8 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
                  truncated_wrong=sum(sum(ch["truncated_wrong"]) for ch in chunks) / total)
     s.update(seconds=secs, new_tokens=tokens, threads=sorted({ch["threads"] for ch in chunks}),
              dtype=sorted({ch.get("dtype", "float32") for ch in chunks}),
-             weights=sorted({ch["weights"] for ch in chunks if ch.get("weights")}), settings=profile_settings(cfg))
+             weights=sorted({ch["weights"] for ch in chunks if ch.get("weights")}), settings=profile_settings(cfg),
+             graders=sorted({ch.get("grader", "unrecorded") for ch in chunks}))
     write_json_atomic(out / "profile.json", s)
     Gs = sorted(s["degenerate"])
     d = s["degenerate"]
@@ -295,7 +296,10 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     md += md_table(("setting", "value"), [*profile_settings(cfg).items(),
                                           ("weights", "; ".join(s["weights"]) or "n/a"),
                                           ("threads", ", ".join(map(str, s["threads"]))),
-                                          ("weights' dtype", ", ".join(s["dtype"]))])
+                                          ("weights' dtype", ", ".join(s["dtype"])),
+                                          ("grader", ", ".join(s["graders"]) + (
+                                              " (**chunks graded by different graders**)" if len(s["graders"]) > 1
+                                              else ""))])
     md += ["",
            "## What GRPO would see", "",
            f"- mean success rate p̄ = {s['mean_success']:.3f} over {s['n_problems']} problems, {n} samples each "

@@ -103,6 +103,13 @@ UNSLOTH_ONLY = ("unsloth_compile", "unsloth_cache", "fast_inference")
 DYNAMIC_ONLY = ("max_generation_rounds", "on_exhausted")
 
 
+def graders_of(start: dict, results: dict) -> list[str]:
+    """The grader versions (:func:`grpo_lab.tasks.grader_version`) that scored the start evaluation and the runs;
+    "unrecorded" for results from before grpo-lab recorded it."""
+    evals = [start] + [r.get("eval") or {} for runs in results.values() for r in runs]
+    return sorted({e.get("grader") or "unrecorded" for e in evals if e.get("n_samples")})  # the simulator grades none
+
+
 def unused_settings(base: RunConfig, methods, backends) -> list[str]:
     """The settings of ``base`` that did not act on any run: Unsloth's fields where no run used Unsloth, dynamic
     sampling's where no method samples dynamically, LoRA's on a fully fine-tuned or tabular policy."""
@@ -111,6 +118,8 @@ def unused_settings(base: RunConfig, methods, backends) -> list[str]:
         out += DYNAMIC_ONLY
     if base.lora_r is None or base.policy in ("tiny-lm", "tabular"):
         out += ["lora_r", "lora_alpha"]
+    if base.generation_dtype is None:
+        out += ["generation_dtype"]
     return out
 
 
@@ -234,6 +243,11 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         md += [f"**A smoke run (`--quick`)**: {base.steps} steps, {len(conf['seeds'])} seeds, {base.eval_problems} "
                "held-out problems. It shows that the pipeline runs end to end; its numbers are too few to measure "
                "anything. Drop `--quick` for the real comparison.", ""]
+    graders = graders_of(start, results)
+    if len(graders) > 1:
+        md += [f"**Graded by different graders** ({', '.join(graders)}: grpo_lab.tasks.grader_version): the start "
+               "evaluation and the runs were not all scored by the same code, so the same completion may have scored "
+               "differently; compare these numbers with care.", ""]
     start_row = {"greedy": start.get("greedy") if has_greedy else None, "pass@1": pass_at_k_of(start, KS).get(1)}
     n_min = min(len(runs) for runs in results.values())
     md += ["## Verdict", ""]
@@ -263,7 +277,8 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         ("weights", _distinct(results, "weights")), ("torch threads", _distinct(results, "threads")),
         ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
                            "autocast)"),
-        ("trainer settings", _trainer_line(results, read_json(out / "config.json").get("trainer_settings")))]
+        ("trainer settings", _trainer_line(results, read_json(out / "config.json").get("trainer_settings"))),
+        ("grader", ", ".join(graders_of(start, results)))]
     md += md_table(("setting", "value"), settings)
     md += ["", *([f"Not listed, since they acted on no run here: {', '.join(hidden)}.", ""] if hidden else []),
            "## Starting point (shared by every run)", ""]

@@ -43,7 +43,7 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``); sampled by the
     ``generation`` engine (:mod:`grpo_lab.generation`: vLLM gets the model's weights once, checked)."""
     from .generation import get_engine
-    from .tasks import grade
+    from .tasks import grade, grader_version
 
     prompts = [p.prompt for p in problems]
     sample = get_engine(generation).sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
@@ -54,7 +54,7 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     levels = np.array([p.level for p in problems])
     ev = dict(greedy=float(g.mean()),
               greedy_by_level={int(lv): float(g[levels == lv].mean()) for lv in sorted(set(levels.tolist()))},
-              n_samples=n_samples, correct=counts, levels=levels.tolist())
+              n_samples=n_samples, correct=counts, levels=levels.tolist(), grader=grader_version())
     ev["pass_at_k"] = pass_at_k_of(ev, KS)
     return ev
 

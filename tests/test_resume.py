@@ -363,3 +363,25 @@ def test_a_resume_knows_the_methods_it_ran_under_any_spelling(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "resuming: 2 of 2 runs already finished" in out
     assert not list((run / "results").glob("*.rejected-*")) and (run / "report.md").is_file()
+
+
+def test_every_result_names_its_grader_and_a_report_says_when_they_differ(tmp_path, capsys):
+    """Issue 38: a rerun reproduced a tracked run's training but graded 1 of 256 samples differently, and no result
+    said which grader scored it."""
+    from grpo_lab.tasks import grader_version
+
+    assert cli.main(["compare", "--quick", "--estimators", "grpo", "--seeds", "0", "--no-progress",
+                     "--out", str(tmp_path)]) == 0
+    run = only_run(tmp_path)
+    (run / "report.md").unlink()
+    res = run / "results" / "grpo-seed0.json"
+    data = json.loads(res.read_text())
+    assert data["eval"]["grader"] == grader_version() == json.loads((run / "start.json").read_text())["grader"]
+    data["eval"]["grader"] = "0123456789ab"  # scored by an older grader
+    res.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert cli.main(["compare", "--resume", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"graded by another grader than this process's ({grader_version()}): grpo-seed0.json (0123456789ab)" in out
+    report = (run / "report.md").read_text()
+    assert "**Graded by different graders** (0123456789ab, " in report

@@ -28,6 +28,32 @@ def grade(completion, problem: Problem) -> bool:
     return is_correct(_text(completion), problem.answer)
 
 
+_GRADER_MODULES = ("__init__.py", "gsm8k.py", "gym.py", "arithmetic.py", "word_problems.py", "base.py")
+_GRADER: dict = {}
+
+
+def grader_version() -> str:
+    """A fingerprint of what grades a completion here: the source of grpo-lab's grading modules (this package's
+    graders and answer extraction) and reasoning-gym's version (its verifiers grade the ``gym:`` tasks), 12 hex
+    digits. Recorded in every result, start evaluation and profile chunk: two results graded by different code say
+    so (a report notes it, a resume names it), since the same completion can score differently (issue 38)."""
+    if "v" not in _GRADER:
+        import hashlib
+        import importlib.metadata as md
+        from pathlib import Path
+
+        h = hashlib.sha256()
+        here = Path(__file__).parent
+        for name in _GRADER_MODULES:
+            h.update(name.encode() + b"\0" + (here / name).read_bytes())
+        try:
+            h.update(b"reasoning-gym " + md.version("reasoning-gym").encode())
+        except md.PackageNotFoundError:
+            h.update(b"no reasoning-gym")
+        _GRADER["v"] = h.hexdigest()[:12]
+    return _GRADER["v"]
+
+
 def system_prompt(task: str) -> str:
     """What an instruct model is told before each problem of ``task``."""
     return get_task(task).system_prompt or SYSTEM_PROMPT
@@ -84,5 +110,5 @@ def to_dataset(problems, system: str | None = None):
 
 
 __all__ = ["LEVELS", "TASKS", "Problem", "Task", "GymTask", "get_task", "register_task", "arithmetic_problems",
-           "word_problems", "extract_answer", "is_correct", "reference_answer", "grade", "system_prompt",
+           "word_problems", "extract_answer", "is_correct", "reference_answer", "grade", "grader_version", "system_prompt",
            "correctness_reward", "make_problems", "to_dataset"]
