@@ -342,9 +342,15 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     return write_report(out, conf)
 
 
-def load_results(out: Path, conf: dict, partial: bool = False) -> dict:
-    """``{estimator: [result per seed]}``; a missing run is an error naming it (``partial=True``: left out)."""
+def load_results(out: Path, conf: dict, partial: bool = False, skipped: list | None = None) -> dict:
+    """``{estimator: [result per seed]}``; a missing run is an error naming it (``partial=True``: left out).
+
+    Every file is checked as ``--resume`` checks it (:func:`result_problems`, and that it holds the method and
+    seed its name says): with ``partial=True`` (the interim report) a file that fails is left out and
+    ``(file, why)`` appended to ``skipped``; otherwise it is an error naming it."""
     res = {}
+    shared = shared_settings(conf["base"])
+    simulated = shared.get("policy") == "tabular"
     for e in conf["estimators"]:
         for s in conf["seeds"]:
             path = Path(out) / "results" / f"{run_name(e, s)}.json"
@@ -352,7 +358,20 @@ def load_results(out: Path, conf: dict, partial: bool = False) -> dict:
                 continue
             if not path.is_file():
                 raise FileNotFoundError(f"run {run_name(e, s)} has not finished; resume the comparison first")
-            res.setdefault(e, []).append(read_json(path, "results file"))
+            try:
+                r = read_json(path, "results file")
+                why = result_problems(r, simulated, None if simulated else shared.get("eval_problems"))
+                if why is None and (method_key(r["config"]), r["config"].get("seed")) != (method_key(e), s):
+                    why = f"it holds {method_name(r['config'])} seed {r['config'].get('seed')}"
+            except (ValueError, KeyError, TypeError, AttributeError) as err:
+                why = str(err)[:120]
+            if why is not None:
+                if not partial:
+                    raise ValueError(f"{path} cannot be reported ({why}); resume the comparison to retrain it")
+                if skipped is not None:
+                    skipped.append((path.name, why))
+                continue
+            res.setdefault(e, []).append(r)
     return res
 
 
@@ -365,7 +384,9 @@ def write_report(out: Path, conf: dict, interim: bool = False) -> Path:
     many runs it holds and how to resume. It reads only finished, atomically written results files, so it can
     run while another process trains the comparison.
     """
-    return write_comparison_report(out, conf, load_results(out, conf, partial=interim), interim)
+    skipped: list = []
+    results = load_results(out, conf, partial=interim, skipped=skipped)
+    return write_comparison_report(out, conf, results, interim, skipped=skipped)
 
 
 def command_line() -> str:

@@ -159,14 +159,17 @@ def _from_verl(path: Path, lines: list[tuple[int, dict]]) -> RunLog:
     not need (``.../discarded_surplus_samples``); the samples trained on are ``perf/total_num_tokens`` divided by
     the mean prompt + response length (the batch's tokens over its mean tokens per sample). The degenerate
     fraction of the groups generated is then evicted / (evicted + trained + surplus)."""
-    rows = []
+    rows, unreadable = [], []
     for i, r in lines:
         data = r.get("data")
         if not isinstance(data, dict):
             raise LogFormatError(f"{path}, line {i}: not a verl file-log row (one {{'step', 'data'}} object per line)")
         degenerate = evicted = None
-        if VERL_EVICTED in data:
-            evicted = _num(data.get(VERL_EVICTED)) or 0.0
+        if VERL_EVICTED in data and (_num(data.get(VERL_EVICTED)) is None
+                                     or not math.isfinite(_num(data.get(VERL_EVICTED)))):
+            unreadable.append(f"line {i} ({data.get(VERL_EVICTED)!r})")  # not a count: no degenerate fraction
+        elif VERL_EVICTED in data:
+            evicted = _num(data.get(VERL_EVICTED))
             tokens, plen, rlen = (_num(data.get(k)) for k in ("perf/total_num_tokens", "prompt_length/mean",
                                                                "response_length/mean"))
             if tokens is not None and plen is not None and rlen is not None and plen + rlen > 0:
@@ -177,7 +180,15 @@ def _from_verl(path: Path, lines: list[tuple[int, dict]]) -> RunLog:
                          evicted=evicted))
     if not rows:
         raise LogFormatError(f"{path} is empty")
-    return RunLog("verl", path, rows)
+    log = RunLog("verl", path, rows)
+    if unreadable:
+        log.warnings.append(f"{len(unreadable)} row(s) have a {VERL_EVICTED} that is not a number, so no degenerate "
+                            f"fraction for their steps: {', '.join(unreadable[:3])}{' ...' if len(unreadable) > 3 else ''}")
+    steps = [row["step"] for row in rows if row["step"] is not None]
+    if len(steps) != len(set(steps)):
+        log.notes.append(f"{len(steps) - len(set(steps))} step(s) appear more than once (a resumed run logs some "
+                         "steps again); rows at one step are averaged")
+    return log
 
 
 CSV_POINTS = 10_000  # an export with more distinct steps is averaged into this many equal-width step ranges

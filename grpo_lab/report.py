@@ -157,7 +157,8 @@ def verdict_lines(table: list[dict], start: dict, keys=(("greedy", "greedy accur
     return out
 
 
-def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool = False) -> Path:
+def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool = False,
+                            skipped: list | None = None) -> Path:
     """A comparison's ``report.md`` with its plots and ``metrics.jsonl`` from its finished ``results``
     (``{method: [result per seed]}``, :func:`grpo_lab.compare.load_results`); ``grpo_lab.compare.write_report``
     loads them and calls this.
@@ -239,6 +240,9 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         md += [f"**Interim report ({time.strftime('%Y-%m-%d %H:%M')}): {done} of {total} runs finished**; not yet: "
                f"{', '.join(missing) or 'none'}. Resume with `grpo-lab compare --resume {display_path(out)}`; the "
                "final `report.md` appears beside `results/` when every run has finished.", ""]
+        if skipped:
+            md += ["**Left out of this report** (checked as `--resume` checks them; a resume retrains them): "
+                   + "; ".join(f"`{name}`: {why}" for name, why in skipped) + ".", ""]
     if conf.get("quick"):
         md += [f"**A smoke run (`--quick`)**: {base.steps} steps, {len(conf['seeds'])} seeds, {base.eval_problems} "
                "held-out problems. It shows that the pipeline runs end to end; its numbers are too few to measure "

@@ -263,6 +263,25 @@ def test_an_interim_report_shows_the_finished_runs_and_leaves_report_md_to_the_e
         main(["compare", "--interim-report", str(out), "--steps", "3"])
     assert "trains nothing" in capsys.readouterr().err
 
+    # issue 38: the interim report checks what it reads as --resume does: swapped files, a damaged time
+    g0, s0 = out / "results" / "grpo-seed0.json", out / "results" / "sign-seed0.json"
+    a, b = g0.read_text(), s0.read_text()
+    g0.write_text(b)
+    s0.write_text(a)
+    assert main(["compare", "--interim-report", str(out)]) == 0
+    report = (out / "interim" / "report.md").read_text()
+    assert "**Left out of this report**" in report
+    assert "`grpo-seed0.json`: it holds sign seed 0" in report and "`sign-seed0.json`: it holds grpo seed 0" in report
+    assert "| grpo | 1 |" in report and "| sign |" not in report  # each method only with the runs that are its own
+    g0.write_text(a)
+    s0.write_text(b)
+    damaged = json.loads((out / "results" / "grpo-seed1.json").read_text())
+    damaged["train_seconds"] = float("nan")
+    (out / "results" / "grpo-seed1.json").write_text(json.dumps(damaged))
+    assert main(["compare", "--interim-report", str(out)]) == 0
+    report = (out / "interim" / "report.md").read_text()
+    assert "`grpo-seed1.json`: no training time" in report and "nan s" not in report
+
 
 @pytest.fixture(scope="module")
 def finished_lm(tmp_path_factory):

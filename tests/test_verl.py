@@ -241,3 +241,22 @@ def test_a_name_verl_holds_for_another_function_is_refused():
     assert gv.register_with_verl("collision_test") == "grpo_lab.collision_test"
     assert gv.register_with_verl("collision_test") == "grpo_lab.collision_test"  # again: a no-op
     del core_algos.ADV_ESTIMATOR_REGISTRY["grpo_lab.collision_test"]
+
+
+@pytest.mark.parametrize("bad", ["abc", None, True])
+def test_inspect_names_an_unreadable_evicted_count_and_duplicated_steps(tmp_path, bad):
+    """Issue 38: an evicted_samples of "abc", null or true read as 0 evicted (a degenerate fraction of 0.0 without a
+    word), and duplicated steps were averaged silently."""
+    import json
+
+    from grpo_lab.diagnose import read_log
+
+    rows = [{"step": s, "data": {"critic/score/mean": 0.1, "perf/total_num_tokens": 1920.0, "prompt_length/mean": 20.0,
+                                 "response_length/mean": 10.0, "training/filter_groups/evicted_samples": 32}}
+            for s in (1, 2, 2, 3)]
+    rows[3]["data"]["training/filter_groups/evicted_samples"] = bad
+    (tmp_path / "v.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    log = read_log(tmp_path / "v.jsonl")
+    assert log.rows[3]["degenerate"] is None and log.rows[0]["degenerate"] == pytest.approx(32 / 96)
+    assert any("not a number, so no degenerate fraction" in w and "line 4" in w for w in log.warnings)
+    assert any("1 step(s) appear more than once" in n for n in log.notes)
