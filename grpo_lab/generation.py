@@ -203,10 +203,18 @@ class VLLMEngine:
                 raise RuntimeError(f"{k}={os.environ[k]} is set, and grpo-lab's vLLM engine needs {k}={v} "
                                    "(the engine runs in this process); unset it")
             os.environ[k] = v
+        import logging
+
         import torch
 
         threads, set_threads = torch.get_num_threads(), torch.set_num_threads
         from vllm import LLM
+
+        # a hand-over of the trained blocks alone is a partial reload by design: vLLM keeps the other layers' weights
+        # and warns about each of them at every step; the canary checks the result instead
+        for name in ("vllm.model_executor.model_loader.reload.layerwise",
+                     "vllm.model_executor.model_loader.reload.inplace"):
+            logging.getLogger(name).setLevel(logging.ERROR)
 
         self.enforce_eager = os.environ.get(self.eager_env, "0") == "1"
         try:
@@ -383,7 +391,9 @@ def _dtype_of(model) -> str:
 def policy_weights(model, everything: bool = True) -> list:
     """``[(name, tensor)]`` of ``model``'s weights under the base model's names (what vLLM's loader reads), with
     every LoRA layer merged: ``W + scaling * B @ A`` computed into a new tensor, the model left as it is.
-    ``everything=False``: only the layers that train (the LoRA layers; without LoRA, every trainable weight)."""
+    ``everything=False``: only the blocks that train: every weight of each attention or MLP block that holds a
+    trained layer (the LoRA layers; without LoRA, every trainable weight), its untrained siblings included, since
+    vLLM stacks q, k, v (and gate, up) into one matrix that a partial hand-over would leave partly unloaded."""
     import torch
 
     peft = hasattr(model, "peft_config") and hasattr(model, "get_base_model")
@@ -400,13 +410,13 @@ def policy_weights(model, everything: bool = True) -> list:
                 if not getattr(module, "merged", False):  # a new tensor: the live weights are not touched
                     w = w + sum(module.get_delta_weight(a) for a in module.active_adapters if a in module.lora_A)
                 out[f"{mod_name}.weight"] = w.detach()
-        for name, p in base.named_parameters():
-            if "lora_" in name:
-                continue
-            name = name.replace(".base_layer.", ".")
+        params = [(name.replace(".base_layer.", "."), p) for name, p in base.named_parameters() if "lora_" not in name]
+        trained = set(out) | {name for name, p in params if not peft and p.requires_grad}
+        blocks = {name.rsplit(".", 2)[0] for name in trained}  # e.g. model.layers.3.self_attn
+        for name, p in params:
             if name in out:
                 continue
-            if everything or (not peft and p.requires_grad):
+            if everything or name in trained or name.rsplit(".", 2)[0] in blocks:
                 out[name] = p.detach()  # vLLM copies it while loading, before anything can change it
     return list(out.items())
 

@@ -128,11 +128,18 @@ def test_the_weights_handed_over_are_the_merged_ones_and_the_model_is_left_as_it
     assert not any(getattr(m, "merged", False) for m in model.modules())
 
 
-def test_after_the_first_hand_over_only_the_trained_layers_travel():
+def test_after_the_first_hand_over_only_the_trained_blocks_travel():
+    """LoRA on q, v and down: every projection of each attention and MLP block travels (vLLM stacks q, k, v and
+    gate, up into one matrix, which a partial hand-over would leave partly unloaded), norms and embeddings do not."""
     model, _ = _tiny_lora()
-    names = [n for n, _ in policy_weights(model, everything=False)]
-    assert names and all(n.split(".")[-2] in ("q_proj", "v_proj", "down_proj") for n in names)
-    assert len(names) == 3 * model.base_model.model.config.num_hidden_layers
+    got = dict(policy_weights(model, everything=False))
+    names = list(got)
+    assert {n.split(".")[-2] for n in names} == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                 "down_proj"}
+    weights = [n for n in names if n.endswith(".weight")]
+    assert len(weights) == 7 * model.base_model.model.config.num_hidden_layers  # (and Qwen2's q, k, v biases)
+    base_k = dict(model.named_parameters())["base_model.model.model.layers.0.self_attn.k_proj.weight"]
+    assert torch.equal(got["model.layers.0.self_attn.k_proj.weight"], base_k)  # an untrained sibling: as it is
     assert all("lora_" not in n and "base_layer" not in n and not n.startswith("base_model") for n in names)
     assert "model.embed_tokens.weight" in dict(policy_weights(model, everything=True))
 
