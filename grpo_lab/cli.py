@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
         names = (flag, "-G") if f.name == "group_size" else (flag,)
         kind = type(f.default) if f.default is not None else (int if str(f.type).startswith("int") else str)
         kind = _switch if kind is bool else kind
+        if callable(f.default_factory) and isinstance(f.default_factory(), list):  # repeated: --eval-task A --eval-task B (task names may hold commas)
+            c.add_argument(*names, dest=f.name, action="append", default=None, metavar="TASK",
+                           help=f"{f.metadata['help']} (default: none)")
+            continue
         c.add_argument(*names, dest=f.name, type=kind, default=None, metavar=f.name.upper(),
                        help=f"{f.metadata['help']} (default: {f.default})")
     c.add_argument("--quick", action="store_true", help="a smoke profile of about half a minute on 2 CPU cores (2 estimators, 2 seeds, 8 steps)")

@@ -64,6 +64,9 @@ class RunConfig:
                                    "--eval-problems")
     eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k", "--eval-samples")
     eval_seed: int = _f(5, "seed of the held-out problems and of their samples")
+    eval_tasks: list = _f([], "more tasks whose held-out problems are evaluated before and after training, beside the "
+                              "run's own (a capability the run does not train on; issue 39): repeat --eval-task",
+                          "--eval-task")
     estimator_options: dict = _f({}, "options passed to the estimator (e.g. eps, threshold)")
     backend: str = _f("auto", "model loading for a hub / local policy: auto, unsloth, transformers")
     lora_r: int | None = _f(None, "LoRA rank for a hub / local / smollm2 policy (None: full fine-tuning; grpo-lab "
@@ -133,7 +136,7 @@ class RunConfig:
         from .tasks import TASKS, get_task
 
         for f in fields(self):  # names, switches and option dicts first: the checks below look them up
-            if FIELD_RULES[f.name][0] in ("str", "bool", "dict"):
+            if FIELD_RULES[f.name][0] in ("str", "bool", "dict", "list"):
                 check_field(f.name, getattr(self, f.name))
 
         if not is_estimator(self.estimator):
@@ -150,6 +153,12 @@ class RunConfig:
             if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         get_task(self.task)  # an unknown task (or gym dataset, or option) is an error naming it
+        for t in self.eval_tasks:
+            get_task(t)
+            if TASKS[t].chat and self.policy in SPECIAL_POLICIES and not self.smoke:
+                raise ValueError(f"--eval-task {t} needs a real instruct model (--policy smollm2, or a hub id or path)")
+        if len(set(self.eval_tasks)) != len(self.eval_tasks) or self.task in self.eval_tasks:
+            raise ValueError(f"eval_tasks lists a task twice or the run's own task ({self.task}): {self.eval_tasks}")
         if self.data is not None and not getattr(get_task(self.task), "takes_data", False):
             raise ValueError(f"--data is a local GSM8K file, for --task gsm8k; task {self.task!r} makes its own problems")
         if self.threads is not None:
@@ -217,6 +226,7 @@ FIELD_RULES = dict(
     policy=("str", None, False), data=("str", None, True), max_completion_length=("int", 1, False),
     max_grad_norm=("positive", None, False), train_problems=("int", 1, True), data_seed=("int", 0, False),
     eval_problems=("int", 1, True), eval_samples=("int", 1, False), eval_seed=("int", 0, False),
+    eval_tasks=("list", None, False),
     estimator_options=("dict", None, False), backend=("str", None, False), lora_r=("int", 1, True),
     lora_alpha=("int", 1, True), fast_inference=("bool", None, True), save_steps=("int", 0, False),
     unsloth_compile=("bool", None, False), unsloth_cache=("str", None, True), smoke=("bool", None, False),
@@ -245,6 +255,8 @@ def check_field(name: str, value) -> None:
             raise TypeError(f"{name} must be a string, got {type(value).__name__} {value!r}")
         elif kind == "dict" and not isinstance(value, dict):
             raise TypeError(f"{name} must be a dict of options, got {type(value).__name__} {value!r}")
+        elif kind == "list" and not (isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value)):
+            raise TypeError(f"{name} must be a list of names, got {type(value).__name__} {value!r}")
     except TypeError as e:
         raise ValueError(str(e)) from None
 

@@ -54,9 +54,42 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     levels = np.array([p.level for p in problems])
     ev = dict(greedy=float(g.mean()),
               greedy_by_level={int(lv): float(g[levels == lv].mean()) for lv in sorted(set(levels.tolist()))},
-              n_samples=n_samples, correct=counts, levels=levels.tolist(), grader=grader_version())
+              n_samples=n_samples, correct=counts, levels=levels.tolist(), grader=grader_version(),
+              signatures=sample_signatures(tokenizer, sampled, problems))
     ev["pass_at_k"] = pass_at_k_of(ev, KS)
     return ev
+
+
+def sample_signatures(tokenizer, sampled, problems) -> dict:
+    """Over every sampled completion of an evaluation: the mean length in tokens and the shares that answer, repeat
+    a number of the prompt as their answer, and answer without working (:func:`grpo_lab.tasks.signatures`; the
+    shortcut signs of issue 39, lesson 11)."""
+    from .tasks import signatures
+
+    flat = [(c, p) for cs, p in zip(sampled, problems) for c in cs]
+    if not flat:
+        return {}
+    sig = [signatures(c, p) for c, p in flat]
+    out = {k: float(np.mean([x[k] for x in sig])) for k in ("answered", "repeats_prompt", "no_working")}
+    out["length_mean"] = float(np.mean([len(tokenizer(c, add_special_tokens=False)["input_ids"]) for c, _ in flat]))
+    return out
+
+
+def evaluate_policy(model, tokenizer, cfg: RunConfig) -> dict:
+    """:func:`evaluate` on the run's held-out problems, and on those of every task in ``cfg.eval_tasks`` (under
+    ``extra``: a capability the run does not train on, issue 39), each with its own system prompt."""
+    out = {}
+    for task in (cfg.task, *cfg.eval_tasks):
+        c = replace(cfg, task=task)
+        system = system_prompt(c)
+        ev = evaluate(model, tokenizer, as_prompted(tokenizer, eval_problems(c), system), cfg.eval_samples,
+                      cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system),
+                      generation=cfg.generation, generation_dtype=cfg.generation_dtype)
+        if task == cfg.task:
+            out = ev
+        else:
+            out.setdefault("extra", {})[task] = ev
+    return out
 
 
 def as_prompted(tokenizer, problems, system: str | None):
@@ -273,10 +306,7 @@ class LanguageModel:
         from .generation import get_engine
 
         model, tok, info = self.load(cfg, lora=False)
-        system = system_prompt(cfg)
-        ev = evaluate(model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples, cfg.eval_seed,
-                      cfg.max_completion_length, batch_size=_eval_batch(system), generation=cfg.generation,
-                      generation_dtype=cfg.generation_dtype)
+        ev = evaluate_policy(model, tok, cfg)
         ev["weights"], ev["dtype"], ev["generation"] = info.weights, info.dtype, get_engine(cfg.generation).describe()
         return ev
 
@@ -321,9 +351,7 @@ class LanguageModel:
                    dtype=info.dtype, dtype_why=dtype_why, generation=_generation_record(cfg.generation))
         if request.evaluate_after:
             t0 = time.perf_counter()
-            out["eval"] = evaluate(trainer.model, tok, as_prompted(tok, eval_problems(cfg), system), cfg.eval_samples,
-                                   cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system),
-                                   generation=cfg.generation, generation_dtype=cfg.generation_dtype)
+            out["eval"] = evaluate_policy(trainer.model, tok, cfg)
             out["eval_seconds"] = time.perf_counter() - t0
         if request.return_model:
             out["model"], out["tokenizer"] = trainer.model, tok
@@ -510,7 +538,7 @@ def evaluate_start(cfg: RunConfig) -> dict:
     key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
                        if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
                                 "max_completion_length", "smoke", "backend", "dtype", "lora_r", "generation",
-                                "generation_dtype")))
+                                "generation_dtype", "eval_tasks")))
     apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)

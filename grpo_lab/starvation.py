@@ -276,7 +276,12 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
     - ``acr``, ``all_fail``, ``all_pass``, ``mixed``: fractions of groups (:func:`collapse_rate`);
     - ``frac_nonzero_adv``: fraction of completions whose advantage is nonzero (``|A| > atol``);
     - ``success_hist``: number of groups with k = 0 … G correct completions (for 0/1 rewards; a group
-      with an unscored completion counts by its correct ones), or ``None`` when rewards are not 0/1.
+      with an unscored completion counts by its correct ones), or ``None`` when rewards are not 0/1;
+    - ``max_advantage``: the largest advantage any completion received, ``max_advantage_group`` the index of its
+      group in the batch and ``max_advantage_successes`` that group's correct completions (0/1 rewards);
+    - ``near_degenerate_share``: the share of the update's weight (the sum of ``|A|`` over completions) carried by
+      groups with exactly one success or exactly one failure (0/1 rewards): under GRPO one lucky success among
+      G - 1 failures gets ``(G - 1)/sqrt(G)`` (issue 39, lesson 11). None where no completion has an advantage.
     """
     g = group(rewards, G)
     adv = torch.as_tensor(advantages, dtype=torch.float32).reshape(-1)
@@ -289,8 +294,19 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
     if binary:
         k = vals.sum(dim=1).round().long()
         hist = torch.bincount(k, minlength=g.group_size + 1).tolist()
-    return dict(acr=cs.acr, all_fail=cs.frac_all_fail, all_pass=cs.frac_all_pass, mixed=cs.mixed / cs.n_groups,
-                frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist)
+    top = int(torch.argmax(adv))
+    out = dict(acr=cs.acr, all_fail=cs.frac_all_fail, all_pass=cs.frac_all_pass, mixed=cs.mixed / cs.n_groups,
+               frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist,
+               max_advantage=float(adv[top]), max_advantage_group=top // g.group_size,
+               max_advantage_successes=None, near_degenerate_share=None)
+    if binary:
+        k = vals.sum(dim=1).round()
+        out["max_advantage_successes"] = int(k[top // g.group_size])
+        weight = adv.abs().reshape(-1, g.group_size).sum(dim=1)
+        total = float(weight.sum())
+        near = (k == 1) | (k == g.group_size - 1)
+        out["near_degenerate_share"] = float(weight[near].sum()) / total if total > atol else None
+    return out
 
 
 def degenerate_per_problem(n: int, correct, G: int) -> tuple[np.ndarray, np.ndarray]:

@@ -220,6 +220,37 @@ def diff_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
     return d, d - half, d + half
 
 
+def diff_p(a, b) -> float:
+    """The two-sided p-value of ``mean(a) - mean(b)`` by the t statistic of :func:`diff_ci` (Welch's standard error,
+    ``min(n_a, n_b) - 1`` degrees of freedom: the interval excludes 0 at 95% exactly when p < 0.05). A difference of
+    0 gives 1; two samples without spread and apart give 0."""
+    a, b = _sample(a, "diff_p"), _sample(b, "diff_p")
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a difference test needs at least 2 values on each side, got {a.size} and {b.size}")
+    d = float(a.mean() - b.mean())
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    if se == 0:
+        return 1.0 if d == 0 else 0.0
+    t = abs(d) / se
+    return min(1.0, _two_tails(t, float(min(a.size, b.size) - 1)))
+
+
+def holm(pvalues, alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down correction: which of the hypotheses with these p-values are rejected at family-wise error
+    ``alpha`` (sorted ascending, the i-th smallest compared with alpha / (m - i); stop at the first that is not
+    rejected). Same order as ``pvalues``. Introduced for the planned comparisons of the studies (docs/results)."""
+    p = _sample(pvalues, "holm")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    m = p.size
+    out = [False] * m
+    for rank, i in enumerate(np.argsort(p, kind="stable")):
+        if p[i] > alpha / (m - rank):
+            break
+        out[int(i)] = True
+    return out
+
+
 def seeds_needed(a, b, most: int = 1000) -> int | None:
     """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
     ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with

@@ -208,6 +208,7 @@ class GrpoLabMixin:
         self.generated = dict(completions=0, tokens=0, groups=0, kept=0, trained_informative=0, rounds=0,
                               batches=0, skipped_prompts=0)  # cumulative over the run
         self._grpo_lab_rewards_per_func = None  # TRL's per-function rewards of the batch being scored
+        self.last_fluke = None  # the latest round's largest-advantage completion: text, advantage, its group's rewards
         self._warned_binary = False  # the sampling warning about non-0/1 rewards is given once
         self._stream = self._seen = self._skip_gen = None  # the prompt stream, prompts' latest verdicts, skip draws
         if self.sampling_rule.acts or self.skip_prob > 0:
@@ -244,6 +245,14 @@ class GrpoLabMixin:
             logged.pop()
         logged.extend(adv.tolist())
         self.last_rewards, self.last_advantages = rewards.detach().cpu(), adv.detach().cpu()
+        top = int(torch.argmax(self.last_advantages))
+        self.last_fluke = None  # the completion that received the round's largest advantage (issue 39)
+        if start <= top < start + n_local:
+            ids = output["completion_ids"][top - start][output["completion_mask"][top - start].bool()]
+            group = self.last_rewards[(top // G) * G:(top // G + 1) * G]
+            self.last_fluke = dict(advantage=float(self.last_advantages[top]), group=top // G,
+                                   group_rewards=[None if torch.isnan(r) else float(r) for r in group],
+                                   completion=self._tokenizer.decode(ids, skip_special_tokens=True))
         for cb in self.callback_handler.callbacks:
             if isinstance(cb, StarvationCallback):
                 cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
@@ -485,7 +494,9 @@ class StarvationCallback(TrainerCallback):
     logging window and reach the trainer's logs, ``trainer_state.json`` and whatever
     ``report_to`` names (TensorBoard, W&B, …). The per-prompt success histogram (groups with
     k = 0 … G correct, summed over the window) is not a scalar: it goes to the JSONL file
-    and to the trainer's log history as ``starvation/success_hist``.
+    and to the trainer's log history as ``starvation/success_hist``; so does ``starvation/max_advantage_completion``:
+    the completion that received the window's largest advantage (its text, advantage and its group's rewards: the
+    update that carried a lucky success, issue 39).
 
     With ``jsonl_path``, the main process appends one JSON object per log: the trainer's
     logs plus ``step`` and the histogram. Formulas: :func:`grpo_lab.starvation.batch_metrics`.
@@ -495,6 +506,7 @@ class StarvationCallback(TrainerCallback):
         self.jsonl_path = jsonl_path
         self.attached = False
         self._hist = None
+        self._fluke = None
 
     def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
         m = batch_metrics(rewards, advantages, G)
@@ -505,6 +517,9 @@ class StarvationCallback(TrainerCallback):
             h = m["success_hist"]
             self._hist = h if self._hist is None or len(self._hist) != len(h) else [a + b for a, b in
                                                                                    zip(self._hist, h)]
+        fluke = getattr(trainer, "last_fluke", None)
+        if mode == "train" and fluke is not None and (self._fluke is None or fluke["advantage"] > self._fluke["advantage"]):
+            self._fluke = fluke  # the logging window's largest advantage, for the JSONL row
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not self.attached:
@@ -515,10 +530,12 @@ class StarvationCallback(TrainerCallback):
         logs = dict(logs or {})
         if not any(k.startswith("starvation/") for k in logs):
             return
-        row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist}
+        row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist,
+               "starvation/max_advantage_completion": self._fluke}
         if state.log_history:
             state.log_history[-1]["starvation/success_hist"] = self._hist
-        self._hist = None
+            state.log_history[-1]["starvation/max_advantage_completion"] = self._fluke
+        self._hist = self._fluke = None
         if self.jsonl_path is not None and state.is_world_process_zero:
             import json
             from pathlib import Path

@@ -9,7 +9,7 @@ from grpo_lab.config import FIELD_RULES, RunConfig
 
 WRONG = {"int": ["5", 1.5, True], "number": ["0.1", True, float("nan"), float("inf")],
          "positive": ["1e-4", True, float("nan"), 0.0, -1e-4], "bool": ["yes", "False", 1, 0, None],
-         "str": [5, b"x", ["grpo"]], "dict": [[], "eps=1", 3]}
+         "str": [5, b"x", ["grpo"]], "dict": [[], "eps=1", 3], "list": ["arithmetic", [3], {"a": 1}]}
 
 
 def test_every_field_has_a_rule():
@@ -44,3 +44,15 @@ def test_the_defaults_and_the_presets_are_valid():
     for cfg in (RunConfig(), gsm8k_config(), smoke(gsm8k_config()), cpu_real(gsm8k_config()), smollm2_study(),
                 PAPER_PROTOCOL["config"]):
         assert cfg.validate() is cfg
+
+
+def test_eval_tasks_are_checked_and_the_cli_repeats_the_option():
+    from grpo_lab.cli import build_parser
+
+    with pytest.raises(ValueError, match="unknown task 'nope'"):
+        RunConfig(eval_tasks=["nope"]).validate()
+    with pytest.raises(ValueError, match="eval_tasks lists a task twice or the run's own task"):
+        RunConfig(eval_tasks=["arithmetic"]).validate()
+    a = build_parser().parse_args(["compare", "--eval-task", "gym:chain_sum:min_terms=2,max_terms=2",
+                                   "--eval-task", "word_problems"])
+    assert a.eval_tasks == ["gym:chain_sum:min_terms=2,max_terms=2", "word_problems"]

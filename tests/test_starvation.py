@@ -108,3 +108,24 @@ def test_collapse_rate_refuses_a_tolerance_that_is_not_positive(tol):
 def test_signal_kept_names_a_misspelt_option():
     with pytest.raises(ValueError, match="'avpso', which is not among the methods"):
         gl.signal_kept(torch.tensor([0.0, 1, 0, 0]), 4, avpso={"threshold": 0.3})
+
+
+def test_batch_metrics_name_the_largest_advantage_and_the_share_of_near_degenerate_groups():
+    """Issue 39: one lucky success among G - 1 failures carries the update's largest advantage under GRPO."""
+    import torch
+
+    from grpo_lab import compute_advantages
+    from grpo_lab.starvation import batch_metrics
+
+    r = torch.tensor([0.0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1])  # all-fail, one success, 2 of 4, all-pass
+    adv = compute_advantages(r, 4, "grpo")
+    m = batch_metrics(r, adv, 4)
+    assert m["max_advantage"] == pytest.approx(1.5, abs=1e-3) and m["max_advantage_group"] == 1
+    assert m["max_advantage_successes"] == 1
+    weight = adv.abs().reshape(4, 4).sum(dim=1)
+    assert m["near_degenerate_share"] == pytest.approx(float(weight[1] / weight.sum()))  # 3.0 of 3.0 + 3.46
+    m = batch_metrics(r, compute_advantages(r, 4, "drgrpo"), 4)
+    assert m["max_advantage"] == pytest.approx(0.75) and m["near_degenerate_share"] == pytest.approx(1.5 / 3.5)
+    assert batch_metrics(torch.zeros(8), torch.zeros(8), 4)["near_degenerate_share"] is None  # no signal at all
+    graded = batch_metrics(torch.tensor([0.5, 0.2, 0.9, 0.1]), torch.tensor([0.1, -0.2, 0.3, -0.2]), 2)
+    assert graded["near_degenerate_share"] is None and graded["max_advantage_successes"] is None

@@ -120,3 +120,23 @@ def test_the_helpers_refuse_what_they_cannot_compute_by_name():
         change_vs_start(float("nan"), [0.5, 0.6])
     with pytest.raises(ValueError, match="missing or infinite"):
         change_vs_start(0.4, [0.5, float("nan")])
+
+
+def test_diff_p_is_the_test_of_diff_ci_and_holm_steps_down():
+    from grpo_lab.stats import diff_ci, diff_p, holm
+
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        a, b = rng.normal(0.5, 0.1, rng.integers(2, 9)), rng.normal(0.45, 0.1, rng.integers(2, 9))
+        d, lo, hi = diff_ci(a, b)
+        p = diff_p(a, b)
+        df = min(a.size, b.size) - 1
+        t = abs(a.mean() - b.mean()) / np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+        assert p == pytest.approx(2 * sp.t.sf(t, df), rel=1e-6, abs=1e-12)
+        assert (p < 0.05) == (lo > 0 or hi < 0)  # the interval excludes 0 exactly when the test rejects
+    assert diff_p([0.5, 0.5], [0.5, 0.5]) == 1.0
+    assert holm([0.01, 0.04, 0.03]) == [True, False, False]  # 0.01 < 0.05/3; 0.03 > 0.05/2 stops the steps
+    assert holm([0.01, 0.02, 0.04]) == [True, True, True]  # 0.01 < .0167, 0.02 < .025, 0.04 < .05
+    assert holm([0.2, 0.001]) == [False, True]
+    with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1"):
+        holm([0.1], alpha=0)

@@ -138,3 +138,18 @@ def test_reward_function_through_trl(tmp_path):
     assert len(completions) == 8 and set(levels) == {1}
     want = [float(is_correct(c, a)) for c, a in zip(completions, answers)]
     assert trainer.last_rewards.tolist() == want
+
+
+def test_shortcut_signatures_of_a_completion():
+    """Issue 39: repeating a number of the prompt as the answer, answering without working."""
+    from grpo_lab.tasks import Problem, signatures
+
+    p = Problem("State the final answer to the following arithmetic problem: 4 - 7 =", "-3", 0)
+    assert signatures("<answer>4</answer>", p) == dict(answered=True, repeats_prompt=True, no_working=True)
+    assert signatures("4 - 7 = -3, so <answer>-3</answer>", p) == dict(answered=True, repeats_prompt=False,
+                                                                        no_working=False)
+    assert signatures("The answer is -3.", p)["no_working"] is True
+    assert signatures("I cannot tell.", p) == dict(answered=False, repeats_prompt=False, no_working=False)
+    q = Problem("What is 12 + 3 =", "15", 0)
+    assert signatures("12 + 3 = 15 <answer>15</answer>", q)["no_working"] is False  # "15" is found whole, after working
+    assert signatures("it is 1, then <answer>1</answer>", q)["repeats_prompt"] is False  # 1 is not 12

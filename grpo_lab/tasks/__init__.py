@@ -13,6 +13,8 @@ Reward functions follow TRL's signature ``f(prompts, completions, **columns) -> 
 
 from __future__ import annotations
 
+import re
+
 from .arithmetic import LEVELS, arithmetic_problems
 from .base import TASKS, Problem, Task, get_task, register_task
 from .gsm8k import SYSTEM_PROMPT, extract_answer, is_correct, reference_answer
@@ -52,6 +54,33 @@ def grader_version() -> str:
             h.update(b"no reasoning-gym")
         _GRADER["v"] = h.hexdigest()[:12]
     return _GRADER["v"]
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_WORKING = re.compile(r"\d\s*[-+*/×x÷]\s*-?\d|=")
+
+
+def signatures(completion, problem: Problem) -> dict:
+    """Signs of a shortcut in one completion (issue 39, lesson 11), pure text rules:
+
+    - ``answered``: the grader finds an answer in it (:func:`grpo_lab.tasks.gsm8k.extract_answer`);
+    - ``repeats_prompt``: that answer is a number written in the prompt (answering "4 - 7 =" with 4 or 7);
+    - ``no_working``: it answers without any working before the answer: no arithmetic between two numbers
+      (``3 + 4``, ``12 x 2``) and no ``=`` sign in the text before the answer's first occurrence.
+    """
+    text = _text(completion)
+    ans = extract_answer(text)
+    if ans is None:
+        return dict(answered=False, repeats_prompt=False, no_working=False)
+    prompt_numbers = {float(x) for x in _NUMBER.findall(problem.prompt)}
+    try:
+        value = float(ans)
+    except ValueError:
+        value = None
+    first = re.search(rf"(?<![\d.]){re.escape(ans)}(?![\d.])", text)  # the answer as a whole number, first seen
+    before = text[:first.start()] if first else text
+    return dict(answered=True, repeats_prompt=value is not None and value in prompt_numbers,
+                no_working=_WORKING.search(before) is None)
 
 
 def system_prompt(task: str) -> str:
@@ -110,5 +139,5 @@ def to_dataset(problems, system: str | None = None):
 
 
 __all__ = ["LEVELS", "TASKS", "Problem", "Task", "GymTask", "get_task", "register_task", "arithmetic_problems",
-           "word_problems", "extract_answer", "is_correct", "reference_answer", "grade", "grader_version", "system_prompt",
+           "word_problems", "extract_answer", "is_correct", "reference_answer", "grade", "grader_version", "signatures", "system_prompt",
            "correctness_reward", "make_problems", "to_dataset"]
