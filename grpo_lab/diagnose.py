@@ -136,10 +136,13 @@ def _from_jsonl(path: Path) -> RunLog:
                 raise LogFormatError(f"{path}, line {i}: success histogram of length {len(hist)} after rows with "
                                      f"G = {G}: one log, one group size")
             G = len(hist) - 1
+        fluke = r.get("starvation/max_advantage_completion")
         rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
                          success_hist=hist if isinstance(hist, list) else None,
-                         run=_run_of(r)))
+                         max_advantage=_num(r.get("starvation/max_advantage")),
+                         near_degenerate=_num(r.get("starvation/near_degenerate_share")),
+                         fluke=fluke if isinstance(fluke, dict) else None, run=_run_of(r)))
     if not rows:
         raise LogFormatError(f"{path} is empty")
     return RunLog("grpo_lab", path, rows, group_size=G)
@@ -369,11 +372,18 @@ def capabilities(log: RunLog) -> list[str]:
                    "not logged: the group size G (verl's rollout.n; pass --group-size for the implied success "
                    "distribution)"])
     if log.kind == "grpo_lab":
+        lucky = any(r.get("max_advantage") is not None for r in log.rows)
         return ["degenerate fraction (ACR), all-fail and all-pass fractions per step: logged directly",
                 "per-prompt success histogram (groups with k of G correct): logged directly",
-                "group size G: read from the histogram's length"]
+                "group size G: read from the histogram's length",
+                "the largest advantage per step, and the share of the update carried by groups with one success or "
+                "one failure: logged directly" if lucky else
+                "not logged: the largest advantage per step (this log predates grpo-lab 0.1's issue-39 metrics)"]
     can = ["degenerate fraction per logging step (TRL's frac_reward_zero_std)", "mean reward per logging step"]
     cannot = ["not logged: which degenerate groups were all-fail and which all-pass",
+              "not logged: each completion's advantage, so neither the largest advantage of a step nor the share "
+              "of the update carried by groups with one success or one failure (train with grpo_lab.trl's "
+              "StarvationCallback, which logs both)",
               "not logged: the group size G (pass --group-size to get the implied success distribution)",
               "not logged: per-prompt success; only a Beta model of it can be implied from mean reward and "
               "degeneracy, and only for 0/1 rewards"]
@@ -427,6 +437,7 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
             total = np.sum(hists, axis=0)
             md.append(f"- groups with k = 0 … {len(total) - 1} correct, whole run: {total.astype(int).tolist()}")
             figs["success_hist.png"] = viz.count_bars(total, "correct completions in the group (k)", "groups")
+        md += lucky_lines(log)
     md.append("")
     if G and rew.size and deg.size and log.kind != "grpo_lab":
         q = max(1, min(deg.size, rew.size) // 10)
@@ -448,6 +459,28 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
         fig.savefig(out / name)
         md.append(f"![{name[:-4]}]({name})")
     return write_text_atomic(out / "report.md", "\n".join(md) + "\n")
+
+
+def lucky_lines(log: RunLog) -> list[str]:
+    """The report's lines on lucky successes (issue 39): the largest advantage of any completion per step, the share
+    of the update carried by groups with exactly one success or one failure, and the completion that received the
+    run's largest advantage. Empty where the log has none of it."""
+    _, top = log.series("max_advantage")
+    _, near = log.series("near_degenerate")
+    out = []
+    if top.size:
+        out.append(f"- largest advantage of any completion per step: median {np.median(top):.2f}, largest "
+                   f"{top.max():.2f} ({top.size} steps)")
+    if near.size:
+        out.append(f"- share of the update's weight (sum of |A|) carried by groups with one success or one failure: "
+                   f"{near.mean():.3f} over the steps that had a signal (whole run)")
+    flukes = [r["fluke"] for r in log.rows if r.get("fluke") and r["fluke"].get("completion") is not None]
+    if flukes:
+        f = max(flukes, key=lambda x: x["advantage"])
+        text = " ".join(str(f["completion"]).split())[:160]
+        out.append(f"- the completion that received the run's largest advantage ({f['advantage']:.2f}; its group's "
+                   f"rewards {f['group_rewards']}): \"{text}\"")
+    return out
 
 
 def method_figures(log: RunLog, methods: dict) -> dict:

@@ -274,3 +274,30 @@ def test_inspect_does_not_hang_on_a_fifo(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(LogFormatError, match="not a regular file"):
         read_log(fifo)
+
+
+def test_inspect_reports_lucky_successes_where_the_log_has_them(tmp_path):
+    """Issue 39: the largest advantage per step, the share carried by groups with one success or one failure, and
+    the completion that received the largest advantage, from a grpo-lab log whose answer is known; a TRL log says
+    it cannot tell."""
+    import json
+
+    from grpo_lab.diagnose import capabilities, inspect_run, read_log
+
+    rows = []
+    for step, (top, near) in enumerate([(1.5, 1.0), (0.87, 0.0), (1.5, 0.46)], start=1):
+        rows.append({"step": step, "reward": 0.1, "starvation/acr": 0.5, "starvation/all_fail": 0.5,
+                     "starvation/all_pass": 0.0, "starvation/success_hist": [1, 1, 0, 0, 0],
+                     "starvation/max_advantage": top, "starvation/near_degenerate_share": near,
+                     "starvation/max_advantage_completion": {"advantage": top, "group": 1,
+                                                             "group_rewards": [1.0, 0.0, 0.0, 0.0],
+                                                             "completion": f"<answer>{step}</answer>"}})
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    report = inspect_run(path, out=tmp_path / "r").read_text()
+    assert "largest advantage of any completion per step: median 1.50, largest 1.50 (3 steps)" in report
+    assert "one success or one failure: 0.487" in report  # (1.0 + 0.0 + 0.46) / 3
+    assert 'largest advantage (1.50; its group\'s rewards [1.0, 0.0, 0.0, 0.0]): "<answer>1</answer>"' in report
+    trl = tmp_path / "trainer_state.json"
+    trl.write_text(json.dumps({"log_history": [{"step": 1, "reward": 0.2, "frac_reward_zero_std": 0.5}]}))
+    assert any("each completion's advantage" in c for c in capabilities(read_log(trl)))
