@@ -179,6 +179,57 @@ def check_reward_function(fn) -> None:
     _ok("reward function", len(cases))
 
 
+def real(x, what: str) -> float:
+    """``x`` as a Python float when it is one real number in any of the forms a good answer takes (a Python
+    int or float, a numpy scalar, a 0-d or one-element tensor or array), else an ``AssertionError`` saying what
+    was given. Booleans, strings and NaN are not numbers here."""
+    if isinstance(x, (bool, str, bytes)) or x is None:
+        raise AssertionError(f"{what}: give a number, got {x!r}")
+    try:
+        if hasattr(x, "numel") and x.numel() == 1 or hasattr(x, "size") and getattr(x, "size", 0) == 1:
+            x = x.item() if hasattr(x, "item") else x
+        v = float(x)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{what}: give a number, got {type(x).__name__} {x!r:.60}") from None
+    if v != v:
+        raise AssertionError(f"{what}: got NaN, not a number")
+    return v
+
+
+LUCKY_METHODS = ("grpo", "drgrpo", "rloo", "sign", "maxrl")
+
+
+def check_lucky_advantage(fn) -> None:
+    """Exercise 11.1: ``fn(G, method)`` returns ``(A_success, A_failure)``: the advantages of the one success and of
+    each of the G - 1 failures in a group with exactly one success, under ``method``; compared with
+    :func:`grpo_lab.compute_advantages` on ``[1, 0, ..., 0]`` (a tolerance of 1e-3 covers GRPO's eps = 1e-4, so a
+    closed form, a loop and a vectorised computation all pass). Names the first case that differs."""
+    n = 0
+    for method in LUCKY_METHODS:
+        for G in (2, 3, 4, 8, 16):
+            r = torch.zeros(G, dtype=torch.float64)
+            r[0] = 1.0
+            want = compute_advantages(r, G, method)
+            got = fn(G, method)
+            try:
+                a_s, a_f = got
+            except (TypeError, ValueError):
+                raise AssertionError(f"{method}, G={G}: return two numbers (the success's advantage, a failure's); "
+                                     f"your function gave {got!r:.80}") from None
+            for label, value, ref in (("the lucky success", a_s, want[0]), ("each failure", a_f, want[1])):
+                v = real(value, f"{method}, G={G}, {label}")
+                if not math.isclose(v, float(ref), rel_tol=1e-3, abs_tol=1e-3):
+                    hint = ""
+                    if method == "grpo" and label == "the lucky success" and math.isclose(v, math.sqrt(G - 1),
+                                                                                            rel_tol=1e-3):
+                        hint = (" (that is what the population std gives, numpy's default ddof=0: GRPO, as TRL "
+                                "computes it, uses the sample std, ddof=1)")
+                    raise AssertionError(f"under {method} with G={G}, {label} should get {_fmt(ref)}; your function "
+                                         f"gave {_fmt(v)}{hint}")
+            n += 1
+    _ok("lucky_advantage", n)
+
+
 def check_prediction(predicted, measured: float, name: str, tol: float, n: int | None = None) -> None:
     """A predict-first exercise: compare the number predicted *before* a run with the one it measured.
 

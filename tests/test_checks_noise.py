@@ -102,3 +102,60 @@ def test_a_run_that_differs_is_named_by_its_first_step_and_key():
     with pytest.raises(AssertionError, match="logged 1 steps, the library's 2"):
         checks.same_run(ref[:1], ref)
     assert checks.same_run([dict(ref[0], grad_norm=1.0015), ref[1]], ref) == 2  # within 1e-3 x (1 + 1.0)
+
+
+def test_the_lucky_advantage_check_passes_every_correct_approach_and_names_the_first_wrong_case():
+    """Lesson 11's exercise: a closed form, a loop and the library (vectorised) pass, with numbers of any real type;
+    the stub, the population std (numpy's default) and a swapped pair fail, each naming its case."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from grpo_lab import checks, compute_advantages
+
+    def closed(G, m):
+        return {"grpo": ((G - 1) / math.sqrt(G), -1 / math.sqrt(G)), "drgrpo": (1 - 1 / G, -1 / G),
+                "rloo": (1.0, -1 / (G - 1)), "sign": (1, -1), "maxrl": (G - 1, -1)}[m]
+
+    def loop(G, m):
+        r = [1.0] + [0.0] * (G - 1)
+        mean = sum(r) / G
+        if m == "sign":
+            return 2 * r[0] - 1, 2 * r[1] - 1
+        if m == "rloo":
+            return r[0] - sum(r[1:]) / (G - 1), r[1] - (sum(r) - r[1]) / (G - 1)
+        if m == "maxrl":
+            return (r[0] - mean) / mean, (r[1] - mean) / mean
+        sd = (sum((x - mean) ** 2 for x in r) / (G - 1)) ** 0.5 if m == "grpo" else 1.0
+        return (r[0] - mean) / sd, (r[1] - mean) / sd
+
+    def vectorised(G, m):
+        r = torch.zeros(G)
+        r[0] = 1
+        a = compute_advantages(r, G, m)
+        return np.float32(a[0]), a[1]  # a numpy scalar and a 0-d tensor: right numbers in other types
+
+    for fn in (closed, loop, vectorised):
+        checks.check_lucky_advantage(fn)
+
+    def stub(G, m):
+        raise NotImplementedError("exercise 11.1: replace this line with your code")
+
+    def population_std(G, m):
+        if m != "grpo":
+            return closed(G, m)
+        r = np.zeros(G)
+        r[0] = 1
+        return (r[0] - r.mean()) / r.std(), (r[1] - r.mean()) / r.std()
+
+    with pytest.raises(NotImplementedError):
+        checks.check_lucky_advantage(stub)
+    with pytest.raises(AssertionError, match=r"under grpo with G=2, the lucky success should get 0.707; .* gave 1 "
+                                             r"\(that is what the population std gives"):
+        checks.check_lucky_advantage(population_std)
+    with pytest.raises(AssertionError, match="under grpo with G=2, the lucky success should get 0.707; your function "
+                                             "gave -0.7071"):
+        checks.check_lucky_advantage(lambda G, m: tuple(reversed(closed(G, m))))
+    with pytest.raises(AssertionError, match="return two numbers"):
+        checks.check_lucky_advantage(lambda G, m: 1.5)
