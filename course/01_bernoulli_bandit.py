@@ -117,7 +117,7 @@ assert gl.degeneracy_rate(0.5, 8) < 0.01  # but a p = 0.5 prompt almost never st
 
 # %% [check]
 checks.check_prediction(my_prediction(), float(rate_at_p001[Gs.tolist().index(16)]),
-                        "degenerate fraction at p = 0.01, G = 16", tol=0.05)
+                        "degenerate fraction at p = 0.01, G = 16", tol=0.05, fraction=True)
 
 # %% [markdown]
 # Near p = 0 larger groups help only slowly: $(1-p)^G \approx e^{-pG}$, so at p = 0.01 a group of

@@ -143,7 +143,7 @@ assert pred4 >= bound
 
 # %% [check]
 checks.check_prediction(my_prediction(), pred4, "degenerate fraction at G = 4 (population fitted at G = 2)",
-                        tol=0.05)
+                        tol=0.05, fraction=True)
 
 # %% [markdown]
 # **Finding.** The population that reproduces the G = 2 figures predicts a degenerate fraction

@@ -63,6 +63,7 @@ print(f"{'FULL' if FULL else 'smoke'} mode; the shipped study: " +
 def my_prediction():
     ### BEGIN SOLUTION
     return 0.10  # Sign trains on every group, GRPO on 4 in 10: expect Sign ahead, by less than the paper's gap
+    # (this reasoning from starvation alone lands outside what the study measured: section 4 says what it misses)
     ### END SOLUTION
 
 # %% [markdown]
@@ -208,7 +209,7 @@ measured = np.mean(cell(by_lr[1e-4], "sign", "greedy")) - np.mean(cell(by_lr[1e-
 dd, lo, hi = diff_ci(cell(by_lr[1e-4], "sign", "greedy"), cell(by_lr[1e-4], "grpo", "greedy"))
 noise = hi - dd  # the 95% half-width of the measured difference (grpo_lab.stats.diff_ci): its own noise
 checks.check_prediction(my_prediction(), measured, "exercise 10.1: sign - grpo greedy accuracy at lr 1e-4",
-                        tol=noise)
+                        tol=noise, fraction=True, source="the shipped study")
 
 # %% [markdown]
 # ### Beside the paper, in words

@@ -22,7 +22,14 @@ def _fmt(x) -> str:
     return f"{float(x):.4g}"
 
 
-def _ok(name: str, n: int) -> None:
+# The functions whose check passed in this process, by check name: a training cell that runs a student's function
+# (notebooks 05 and 09) uses it only when its check passed for that very function (:func:`student_function`).
+PASSED: dict[str, object] = {}
+
+
+def _ok(name: str, n: int, fn=None) -> None:
+    if fn is not None:
+        PASSED[name] = fn
     print(f"✓ {name}: all {n} cases match the reference")
 
 
@@ -33,7 +40,8 @@ def check_degeneracy_rate(fn) -> None:
         for p in (0.0, 0.1, 0.5, 0.9, 1.0):
             got, want = fn(p, G), degeneracy_rate(p, G)
             n += 1
-            if got is None or not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+            v = real(got, f"degeneracy_rate(p={p}, G={G})")
+            if not math.isclose(v, want, rel_tol=1e-6, abs_tol=1e-9):
                 raise AssertionError(f"degeneracy_rate(p={p}, G={G}) should be {_fmt(want)}; your function gave {got}")
     _ok("degeneracy_rate", n)
 
@@ -42,10 +50,10 @@ def check_real_and_iid(fn) -> None:
     """Exercise 02.1: ``fn(p, G)`` returns ``(real, iid)`` degeneracy for per-prompt rates ``p``."""
     cases = [([0.0, 0.0, 0.5, 1.0], 2), ([0.2] * 5, 4), ([0.0] * 575 + [0.5] * 425, 2), ([0.1, 0.9], 8)]
     for p, G in cases:
-        real, iid = fn(torch.tensor(p, dtype=torch.float64), G)
+        got_real, got_iid = fn(torch.tensor(p, dtype=torch.float64), G)
         ref = jensen_gap(p, G)
-        for label, got, want in (("real", real, ref.real), ("iid", iid, ref.iid)):
-            if not math.isclose(float(got), want, rel_tol=1e-6, abs_tol=1e-9):
+        for label, got, want in (("real", got_real, ref.real), ("iid", got_iid, ref.iid)):
+            if not math.isclose(real(got, f"{label} degeneracy for G={G}"), want, rel_tol=1e-6, abs_tol=1e-9):
                 raise AssertionError(f"{label} degeneracy for p={p[:4]}{'...' if len(p) > 4 else ''}, G={G} "
                                      f"should be {_fmt(want)}; your function gave {_fmt(got)}")
     _ok("real_and_iid", len(cases))
@@ -162,6 +170,7 @@ def check_policy_gradient(fn) -> None:
 def check_reward_function(fn) -> None:
     """Exercise 05.1: ``fn(prompts, completions, answer, **kwargs)`` is TRL's reward signature with the
     GSM8K grader's answer rules: a list of 0.0/1.0, one per completion."""
+    PASSED.pop("reward function", None)  # a failed check leaves no earlier pass behind
     from .tasks.gsm8k import is_correct
 
     cases = [("1+2=", "3", "3"), ("9+9=", "18", "18"), ("9+9=", "17", "18"), ("7+5=", "12.00", "12"),
@@ -176,7 +185,7 @@ def check_reward_function(fn) -> None:
         want = float(is_correct(c, a))
         if not isinstance(r, float) or r != want:
             raise AssertionError(f"completion {c!r} for reference {a!r} should get {want}; your function gave {r!r}")
-    _ok("reward function", len(cases))
+    _ok("reward function", len(cases), fn)
 
 
 def real(x, what: str) -> float:
@@ -230,16 +239,23 @@ def check_lucky_advantage(fn) -> None:
     _ok("lucky_advantage", n)
 
 
-def check_prediction(predicted, measured: float, name: str, tol: float, n: int | None = None) -> None:
+def check_prediction(predicted, measured: float, name: str, tol: float, n: int | None = None,
+                     fraction: bool = False, source: str = "the run") -> None:
     """A predict-first exercise: compare the number predicted *before* a run with the one it measured.
 
-    Never fails for a wrong guess (that is the point of predicting); it fails only when no number was given.
-    ``n``: the measured value is a fraction over ``n`` independent draws (groups, prompts), so it has sampling
-    noise of its own; the window is then at least 1.96 x sqrt(q (1 - q) / n) at the predicted q, and the
-    message says so. A right prediction is judged against the noise of what it is compared with.
+    Never fails for a wrong guess (that is the point of predicting); it fails only when no number was given, or
+    when ``fraction`` (the quantity is a fraction, or a difference of fractions, within [-1, 1]) and the prediction
+    lies beyond 1 in size: it looks like a percentage, and the message says how to write it. Any real scalar is a
+    number (:func:`real`: Python, numpy, a 0-d tensor). ``n``: the measured value is a fraction over ``n``
+    independent draws (groups, prompts), so it has sampling noise of its own; the window is then at least
+    1.96 x sqrt(q (1 - q) / n) at the predicted q, and the message says so. A right prediction is judged against
+    the noise of what it is compared with. ``source`` says where the measured value comes from ("the run": this
+    notebook measured it; "the shipped study", for a value read from data shipped with the package).
     """
-    if not isinstance(predicted, (int, float)) or isinstance(predicted, bool) or predicted != predicted:
-        raise AssertionError(f"{name}: give your prediction as a number, got {predicted!r}")
+    predicted = real(predicted, f"{name}: give your prediction as a number")
+    if fraction and abs(predicted) > 1:
+        raise AssertionError(f"{name}: {predicted:g} looks like a percentage; this quantity is a fraction, so write "
+                             f"{predicted / 100:g} for {predicted:g}%")
     why = ""
     if n is not None:
         q = min(max(float(predicted), 0.0), 1.0)
@@ -247,12 +263,13 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
         if noise > tol:
             tol, why = noise, f"; the run's value is a fraction of only {n}, so ±{noise:.2f} is its own sampling noise"
     verdict = "within" if abs(predicted - measured) <= tol else "outside"
-    print(f"{name}: you predicted {predicted:.3f}, the run measured {measured:.3f} ({verdict} ±{tol:.2g}{why}).")
+    print(f"{name}: you predicted {predicted:.3f}, {source} measured {measured:.3f} ({verdict} ±{tol:.2g}{why}).")
 
 
 def check_group_advantages(fn) -> None:
     """Exercise 05.3 (build it): ``fn(rewards, G)`` is GRPO's advantage for flat rewards in TRL's layout:
     ``(r - group mean) / (group std + 1e-4)``, std with G - 1 in the denominator (Bessel, as TRL)."""
+    PASSED.pop("group-normalised advantage", None)  # a failed check leaves no earlier pass behind
     from .advantages import grpo
 
     cases = [([0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1], 4), ([1, 1, 1, 1], 2), ([0.5, 0.2, 0.9, 0.1, 0.3, 0.3], 3),
@@ -269,7 +286,7 @@ def check_group_advantages(fn) -> None:
                 got, grpo(rewards, G, unbiased=False), atol=1e-4) else "")
             raise AssertionError(f"rewards {r}, G={G}: completion {i} should get {want[i]:.4f}, yours gives "
                                  f"{got[i]:.4f}{hint}")
-    _ok("group-normalised advantage", len(cases))
+    _ok("group-normalised advantage", len(cases), fn)
 
 
 def check_grpo_loss(fn) -> None:
@@ -279,6 +296,7 @@ def check_grpo_loss(fn) -> None:
     the wrong gradient) on cases that switch on one ingredient at a time: padding, clipping on each side,
     the KL term, and each normalisation.
     """
+    PASSED.pop("clipped, masked GRPO loss (values and gradients)", None)  # a failed check leaves no earlier pass behind
     from .loss import grpo_loss
 
     g = torch.Generator().manual_seed(0)
@@ -319,7 +337,7 @@ def check_grpo_loss(fn) -> None:
             raise AssertionError(f"{name}: right value, wrong gradient at completion {i}, token {t}: "
                                  f"d loss / d logp should be {x_ref.grad[i, t]:.5f}, yours is {x_got.grad[i, t]:.5f}"
                                  + (" (that token is padding)" if mask[i, t] == 0 else ""))
-    _ok("clipped, masked GRPO loss (values and gradients)", len(cases))
+    _ok("clipped, masked GRPO loss (values and gradients)", len(cases), fn)
 
 
 def check_success_hist(fn) -> None:
@@ -350,7 +368,7 @@ def check_effective_rank(fn) -> None:
              ("zero matrix", torch.zeros(3, 3))]
     for name, M in cases:
         want, got = effective_rank(M), fn(M)
-        if got is None or not math.isclose(float(got), want, rel_tol=1e-5, abs_tol=1e-9):
+        if not math.isclose(real(got, f"effective rank of {name}"), want, rel_tol=1e-5, abs_tol=1e-9):
             raise AssertionError(f"effective rank of {name} should be {_fmt(want)}; your function gave {got}")
     _ok("effective_rank", len(cases))
 
@@ -362,7 +380,7 @@ def check_pass_at_k(fn) -> None:
     for n, c, k in cases:
         want = 1 - math.comb(n - c, k) / math.comb(n, k)
         got = fn(n, c, k)
-        if got is None or not math.isclose(float(got), want, rel_tol=1e-7, abs_tol=1e-12):
+        if not math.isclose(real(got, f"pass@{k} with {c} correct of n={n}"), want, rel_tol=1e-7, abs_tol=1e-12):
             raise AssertionError(f"pass@{k} with {c} correct of n={n} should be {_fmt(want)}; your function gave {got}")
     _ok("pass_at_k", len(cases))
 
@@ -372,6 +390,7 @@ def check_group_filter(fn) -> None:
     group's rewards are not all equal (:func:`grpo_lab.starvation.filter_groups`). Flat rewards in TRL's
     layout; the answer is one bool per group (a tensor, array or list). Cases include graded rewards, where
     "some right, some wrong" is not the same as "not all equal"."""
+    PASSED.pop("group filter", None)  # a failed check leaves no earlier pass behind
     from .starvation import filter_groups
 
     cases = [([0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0], 4), ([1, 1, 0, 1, 0, 0], 2),
@@ -399,7 +418,7 @@ def check_group_filter(fn) -> None:
                 raise AssertionError(f"rewards {r} with G={G}: group {i} {group} should be "
                                      f"{'kept (its rewards differ)' if b else 'dropped (all equal)'}; your function "
                                      f"says {'keep' if a else 'drop'}{hint}")
-    _ok("group filter", len(cases))
+    _ok("group filter", len(cases), fn)
 
 
 def same_run(mine, reference, exact=("reward",), close=("grad_norm",), rtol: float = 1e-3, what: str = "your run") -> int:
@@ -423,11 +442,16 @@ def same_run(mine, reference, exact=("reward",), close=("grad_norm",), rtol: flo
     return len(reference)
 
 
-def student_function(namespace: dict, name: str, probe_call):
+def student_function(namespace: dict, name: str, probe_call, check: str | None = None):
     """The student's function ``name`` from ``namespace`` (a notebook's ``globals()``), or None while it is not
     written (the lesson, which has no exercise cells) or still a stub (``NotImplementedError`` when probed with
     ``probe_call(fn)``). Any other error is the student's bug and is raised, not hidden behind the library's
-    function (notebooks 05 and 09 train with the student's functions where they exist)."""
+    function (notebooks 05 and 09 train with the student's functions where they exist).
+
+    ``check``: the name the exercise's check prints on success ("group filter"). A written function is handed to
+    training only when that check passed for this very function (redefined since: not); else an
+    ``AssertionError`` in one line says which check to pass first, so a training cell never reports agreement for
+    a function its check refused (0/1 rewards alone may not expose the mistake)."""
     fn = namespace.get(name)
     if fn is None:
         return None
@@ -435,4 +459,8 @@ def student_function(namespace: dict, name: str, probe_call):
         probe_call(fn)
     except NotImplementedError:
         return None
+    if check is not None and PASSED.get(check) is not fn:
+        state = "was redefined since its check passed" if check in PASSED else "has not passed its check"
+        raise AssertionError(f"{name} {state} ({check}): run the check cell above until it prints ✓ {check}; this "
+                             f"cell trains with {name}, and a run cannot tell every wrong {name} from a right one")
     return fn
