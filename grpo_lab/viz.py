@@ -412,8 +412,9 @@ def starvation_curves(histories: dict, window: int = 10, title: str | None = Non
     """Reward, all-fail and all-pass fractions of the training groups generated, side by side, over steps or
     (``x="completions"``) over training completions generated (notebooks 05, 09)."""
     fig, axes = _fig(ncols=3, height=3.4, width=WIDTH * 1.6,
-                     title=title or f"Training batches, moving average over {window} steps")
-    for i, (ax, (key, label)) in enumerate(zip(axes, [("reward", "mean reward (completions generated)"),
+                     title=title or ("Training batches, per step (no smoothing)" if window <= 1 else
+                                     f"Training batches, moving average over {window} steps"))
+    for i, (ax, (key, label)) in enumerate(zip(axes, [("reward", "mean reward of the step's completions"),
                                                       ("starvation/all_fail", "all-fail fraction of groups"),
                                                       ("starvation/all_pass", "all-pass fraction of groups")])):
         log_curves(histories, key, label, window=window, ax=ax, x=x)
