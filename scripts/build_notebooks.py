@@ -58,6 +58,32 @@ GPU_NOTEBOOKS = {"06_gsm8k_unsloth"}
 README_BEGIN, README_END = "<!-- notebook-table:begin -->", "<!-- notebook-table:end -->"
 SITE_INDEX = ROOT / "docs" / "site" / "index.md"  # the landing page's run-time table, from the same metadata
 SITE_BEGIN, SITE_END = "<!-- run-times:begin -->", "<!-- run-times:end -->"
+SITE_LESSONS = "<!-- lessons:begin -->", "<!-- lessons:end -->"  # the landing page's lesson table, with objectives
+OBJECTIVES = COURSE / "objectives.json"  # every lesson's learning objectives and reading time: the one source
+
+
+def objectives(stem: str) -> dict:
+    """Lesson ``stem``'s entry of course/objectives.json: {"time": "45 min", "objectives": [...]}, checked."""
+    import json
+
+    table = {k: v for k, v in json.loads(OBJECTIVES.read_text()).items() if not k.startswith("_")}
+    entry = table.get(stem[:2])
+    if not isinstance(entry, dict) or set(entry) != {"time", "objectives"} or not entry["objectives"] \
+            or not all(isinstance(o, str) and o.strip() for o in entry["objectives"]):
+        raise ValueError(f"course/objectives.json needs an entry \"{stem[:2]}\" with \"time\" and a non-empty list of "
+                         f"\"objectives\" for {stem}")
+    return entry
+
+
+def objectives_cells(stem: str) -> tuple[str, str]:
+    """The markdown that opens a lesson (what it teaches) and the one that closes it (a checklist of the same)."""
+    entry = objectives(stem)
+    items = "\n".join(f"- {o}" for o in entry["objectives"])
+    opening = f"**In this lesson you will learn to** (about {entry['time']} of reading and exercises):\n\n{items}"
+    closing = ("## What you should now be able to do\n\n" + "\n".join(f"- [ ] {o}" for o in entry["objectives"])
+               + "\n\nIf one of these is not yet true, the section that teaches it is above; the exercises of "
+               "exercises/ check most of them.")
+    return opening, closing
 
 
 def parse(source: str) -> list[tuple[str, str]]:
@@ -159,7 +185,8 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
             nb.metadata["accelerator"] = "GPU"
             nb.metadata["colab"] = {"gpuType": "T4", "provenance": []}
         nb.cells = header(target, src.stem, title)
-        n_ex, heading = 0, None
+        opening, closing = objectives_cells(src.stem)
+        n_ex, heading, opened = 0, None, False
         for kind, text in cells:
             if kind in ("exercise-md", "exercise", "check", "answer") and target == "notebooks":
                 continue
@@ -179,6 +206,10 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
                                                           else solution(text)))
             else:
                 nb.cells.append(nbformat.v4.new_code_cell(text))
+            if kind == "markdown" and not opened:  # right after the lesson's title and introduction
+                nb.cells.append(nbformat.v4.new_markdown_cell(opening))
+                opened = True
+        nb.cells.append(nbformat.v4.new_markdown_cell(closing))
         for i, cell in enumerate(nb.cells):  # stable ids, so a rebuild is byte-identical
             cell["id"] = f"{src.stem[:2]}-{i:03d}"
         out[target] = nb
@@ -420,18 +451,29 @@ def _run_time(src) -> str:
     return f"{meta['seconds']} s{cores} ({meta['executed']})"
 
 
+def _short_title(src) -> str:
+    return title_of(parse(src.read_text())).split("—", 1)[-1].strip()
+
+
 def readme_table(sources) -> str:
-    rows = ["| # | lesson | exercises | solutions | executes in (smoke mode, CPU) |", "|---|---|---|---|---|"]
+    rows = ["| # | lesson | you will learn to | time | exercises | solutions |", "|---|---|---|---|---|---|"]
     for src in sources:
-        title = title_of(parse(src.read_text()))
         links = []
         for target in TARGETS:
             path = f"{target}/{src.stem}.ipynb"
             badge = (f" [![Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"
                      if project.colab_url(path) else "")
-            links.append(f"[{target[:-1] if target != 'notebooks' else 'notebook'}]({path}){badge}")
-        rows.append(f"| {src.stem[:2]} | {title} | " + " | ".join(links[1:]) + f" | {_run_time(src)} |")
-        rows[-1] = rows[-1].replace(f"| {title} |", f"| {title} — {links[0]} |", 1)
+            links.append(f"[{_short_title(src) if target == 'notebooks' else target[:-1]}]({path}){badge}")
+        entry = objectives(src.stem)
+        rows.append(f"| {src.stem[:2]} | {links[0]} | " + "; ".join(entry["objectives"])
+                    + f" | {entry['time']} (executes in {_run_time(src)}) | " + " | ".join(links[1:]) + " |")
+    return "\n".join(rows)
+
+
+def site_lessons(sources) -> str:
+    rows = ["| # | lesson | you will learn to | reading + exercises (our estimate) |", "|---|---|---|---|"]
+    rows += [f"| {src.stem[:2]} | [{_short_title(src)}](../../notebooks/{src.stem}.ipynb) | "
+             + "; ".join(objectives(src.stem)["objectives"]) + f" | {objectives(src.stem)['time']} |" for src in sources]
     return "\n".join(rows)
 
 
@@ -445,8 +487,9 @@ def with_tables(sources) -> dict:
     """README.md and the site's landing page with their generated tables (lessons, links, run times)."""
     out = {}
     for path, (begin, end), table in ((ROOT / "README.md", (README_BEGIN, README_END), readme_table(sources)),
-                                      (SITE_INDEX, (SITE_BEGIN, SITE_END), site_table(sources))):
-        text = path.read_text()
+                                      (SITE_INDEX, (SITE_BEGIN, SITE_END), site_table(sources)),
+                                      (SITE_INDEX, SITE_LESSONS, site_lessons(sources))):
+        text = out.get(path) or path.read_text()
         if begin not in text or end not in text:
             raise SystemExit(f"{path.relative_to(ROOT)} lacks the markers {begin} ... {end}")
         before, rest = text.split(begin, 1)

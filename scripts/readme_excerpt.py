@@ -1,9 +1,11 @@
-"""Write the README's results section from the tracked comparison reports (nothing in it is typed by hand).
+"""Write the results sections of the README and the guide pages (docs/guide/*.md) from the tracked comparison reports
+(nothing in them is typed by hand).
 
-    python scripts/readme_excerpt.py            # docs/results/lr*/report.md -> README.md
-    python scripts/readme_excerpt.py --check    # exit 1 if README.md differs (tests/test_readme.py)
+    python scripts/readme_excerpt.py            # docs/results/*/report.md -> README.md, docs/guide/*.md
+    python scripts/readme_excerpt.py --check    # exit 1 if one of them differs (tests/test_readme.py)
 
-Between the README's ``report-excerpt`` markers it writes the "## Results" table of
+Wherever a page holds a pair of markers (README.md or docs/guide/*.md), the block between them is rewritten.
+Between the ``report-excerpt`` markers it writes the "## Results" table of
 ``docs/results/lr1e-4/report.md`` (heading demoted to "####", up to its "Start:" line), and between
 the ``verdicts`` markers one line per tracked comparison (each learning rate at equal steps, and the
 equal-generation comparison): for pass@1 and pass@16, which methods' 95% t-intervals over seeds lie
@@ -220,30 +222,48 @@ def _paired_line(d, val, kind: str) -> str:
     return head + f"; difference {dd:+.3f} [{lo:+.3f}, {hi:+.3f}]: {word}."
 
 
-def render(readme: str) -> str:
-    blocks = {"excerpt": excerpt(MAIN.read_text()),
-              "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons()),
-              "study": study_verdicts()}
+def pages() -> list[Path]:
+    """The pages that may hold generated blocks: the README and the guide."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+
+
+def render(readme: str, blocks: dict[str, str] | None = None) -> str:
+    """``readme`` with every generated block it holds rewritten (a page without a block comes back unchanged)."""
+    blocks = blocks or all_blocks()
     for key, (begin, end) in MARKERS.items():
-        a, b = readme.index(begin) + len(begin), readme.index(end)
-        readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]
+        if begin in readme:
+            a, b = readme.index(begin) + len(begin), readme.index(end)
+            readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]
     return readme
+
+
+def all_blocks() -> dict[str, str]:
+    return {"excerpt": excerpt(MAIN.read_text()),
+            "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons()),
+            "study": study_verdicts()}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
-    path = ROOT / "README.md"
-    readme = path.read_text()
-    want = render(readme)
-    if a.check:
-        if want != readme:
-            print("README.md's results section differs from docs/results/*/report.md; "
-                  "run python scripts/readme_excerpt.py", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(want)
+    blocks, found, stale = all_blocks(), set(), []
+    for path in pages():
+        text = path.read_text()
+        found |= {key for key, (begin, _) in MARKERS.items() if begin in text}
+        want = render(text, blocks)
+        if want != text:
+            stale.append(path.relative_to(ROOT).as_posix())
+            if not a.check:
+                path.write_text(want)
+    missing = sorted(set(MARKERS) - found)
+    if missing:
+        print(f"no page holds the markers of {missing} (README.md, docs/guide/*.md)", file=sys.stderr)
+        return 1
+    if a.check and stale:
+        print(f"{', '.join(stale)}: the results sections differ from docs/results/*/report.md; "
+              "run python scripts/readme_excerpt.py", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -31,15 +31,36 @@ def _tracked() -> set[str] | None:
     return set(res.stdout.splitlines()) if res.returncode == 0 and res.stdout else None
 
 
-def test_every_linked_file_exists_and_is_tracked():
-    links = {m for m in re.findall(r"\]\(([^)#\s]+)\)", README) if not m.startswith(("http://", "https://"))}
-    assert links, "no relative links found"
+GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", *GUIDE], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_linked_file_exists_and_is_tracked(page):
+    """The README and the guide pages it sends readers to (issue 37: everything but the front door moved there)."""
+    text = page.read_text()
+    links = {m for m in re.findall(r"\]\(([^)#\s]+)\)", text) if not m.startswith(("http://", "https://"))}
+    assert links or page.name != "README.md", "no relative links found"
     tracked = _tracked()
     for link in sorted(links):
-        path = ROOT / link
-        assert path.exists(), f"README links {link}, which does not exist"
+        path = (page.parent / link).resolve()
+        name = path.relative_to(ROOT).as_posix()
+        assert path.exists(), f"{page.name} links {link}, which does not exist"
         if tracked is not None and path.is_file():
-            assert link in tracked, f"README links {link}, which git does not track"
+            assert name in tracked, f"{page.name} links {link}, which git does not track"
+
+
+def test_the_readme_is_a_front_door():
+    """Issue 37: at most 2,500 words, the lesson table, the students' set-up without verl or the test suite, the
+    practitioner's three commands, and every guide page linked."""
+    words = len(README.split())
+    assert words <= 2500, f"README.md has {words} words"
+    start = README[README.index("## Start here"):README.index("## For practitioners")]
+    assert "verl" not in start and "pytest" not in start
+    for command in ("grpo-lab profile", "grpo-lab compare", "grpo-lab inspect"):
+        assert command in README
+    for page in GUIDE:
+        assert f"docs/guide/{page.name}" in README, f"the README does not link docs/guide/{page.name}"
+    assert "<!-- notebook-table:begin -->" in README
 
 
 def test_quick_is_described_as_the_cli_does():

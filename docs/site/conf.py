@@ -4,7 +4,8 @@ Build (from the repository root; every lesson notebook is executed at build time
 
     python -m sphinx -b html -c docs/site . site
 
-The site is made of docs/site/*.md (landing page, glossary, references) and notebooks/*.ipynb.
+The site is made of docs/site/*.md (landing page, glossary, references), the guide's pages docs/guide/*.md (the
+toolkit: what the README links) and notebooks/*.ipynb.
 """
 
 project = "grpo-lab"
@@ -15,7 +16,8 @@ copyright = "2026, the grpo-lab maintainers"
 # network. Only the Jupyter widget manager still comes from a CDN (a widget then shows its static figure).
 extensions = ["myst_nb", "sphinx-mathjax-offline"]
 root_doc = "docs/site/index"
-include_patterns = ["docs/site/*.md", "notebooks/*.ipynb"]
+# docs/*.md and the studies' plans and reports (docs/results/**/*.md) are pages too: the guide links them.
+include_patterns = ["docs/site/*.md", "docs/guide/*.md", "docs/*.md", "docs/results/**/*.md", "notebooks/*.ipynb"]
 # The widget manager comes from a public CDN when the site is read online; tests/test_site.py blocks the
 # network and allows exactly that script (and require.js for it) to fail to load.
 exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
