@@ -90,7 +90,7 @@ def verdict(m: dict, rows: list[dict]) -> str:
         + (", below: the studies use transformers rollouts." if ext["seeds 4-11"]["hi"] < 0 else
            ", not below: the studies use vLLM rollouts."))
     return (f"**Does the fast path learn like today's path?** (4 seeds each, grpo at lr 1e-4, the pilot's settings; "
-            f"[report](docs/results/smollm2-fastpath-paired/REPORT.md)) Greedy accuracy: today's path "
+            f"[report](../results/smollm2-fastpath-paired/REPORT.md)) Greedy accuracy: today's path "
             f"{fmt_ci(m['T']['greedy'])}, training pass alone {fmt_ci(m['P']['greedy'])}, fast path "
             f"{fmt_ci(m['F']['greedy'])}; "
             + (f"apart after Holm's correction: {', '.join(apart)}." if apart else
@@ -168,19 +168,30 @@ def render() -> str:
     return "\n".join(md)
 
 
-def main() -> int:
+GUIDE = ROOT / "docs" / "guide" / "generation.md"  # the verdict's line, between these markers
+MARKERS = "<!-- fastpath-verdict:begin -->", "<!-- fastpath-verdict:end -->"
+
+
+def with_verdict(page: str) -> str:
+    m = {a: measures(load(a)) for a in ARMS}
+    begin, end = MARKERS
+    a, b = page.index(begin) + len(begin), page.index(end)
+    return page[:a] + "\n" + verdict(m, comparisons(m)) + "\n" + page[b:]
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
-    a = ap.parse_args()
-    text = render()
-    path = HERE / "REPORT.md"
+    a = ap.parse_args(argv)
+    want = {HERE / "REPORT.md": render(), GUIDE: with_verdict(GUIDE.read_text())}
     if a.check:
-        if not path.is_file() or path.read_text() != text:
-            print(f"{path} differs from what scripts/paired_report.py writes; run it", file=sys.stderr)
-            return 1
-        return 0
-    path.write_text(text)
-    print(f"wrote {path}")
+        stale = [p for p, text in want.items() if not p.is_file() or p.read_text() != text]
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} differs from what scripts/paired_report.py writes; run it", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in want.items():
+        p.write_text(text)
+        print(f"wrote {p.relative_to(ROOT)}")
     return 0
 
 

@@ -91,3 +91,10 @@ def test_git_ignores_nothing_but_caches_and_build_outputs():
         pytest.skip("not a git checkout")
     hidden = [p for p in res.stdout.splitlines() if not BUILD_OUTPUTS.search(p)]
     assert not hidden, f"git ignores files a clean checkout would lack: {hidden}"
+
+
+def test_the_fast_path_report_and_its_verdict_match_the_tracked_runs():
+    """Issue 36: the paired run's REPORT.md and the guide's verdict line are generated from the tracked results."""
+    res = subprocess.run([sys.executable, "scripts/paired_report.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
