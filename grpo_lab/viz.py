@@ -57,6 +57,8 @@ def _band(ax, x, lo, hi, label, clip=(0.0, 1.0)):
     if clip is not None:
         lo, hi = np.clip(lo, *clip), np.clip(hi, *clip)
     ax.fill_between(x, lo, hi, color=style(label)["color"], alpha=BAND_ALPHA, lw=0)
+    for edge in (lo, hi):  # thin edges in the series' colour: overlapping bands stay distinguishable
+        ax.plot(x, edge, color=style(label)["color"], lw=0.6, alpha=0.7, ls=(0, (2, 2)))
 
 
 def _same_as(label, values, seen: dict) -> str:
@@ -73,9 +75,14 @@ def _same_as(label, values, seen: dict) -> str:
 
 def _note_zoom(ax, ylabel: str) -> None:
     """Say so on the axis when a y-axis does not start at 0 (a zoomed axis makes small gaps look large)."""
-    lo, _ = ax.get_ylim()
+    lo, hi = ax.get_ylim()
     if lo > 0:
-        ax.set_ylabel(f"{ylabel}\n(zoomed: axis starts at {lo:.3g})")
+        below = [t for t in ax.get_yticks() if t <= lo]  # start at a tick, so the label is a round number
+        if below and max(below) >= 0:
+            lo = float(max(below))
+            ax.set_ylim(lo, hi)
+        if lo > 0:
+            ax.set_ylabel(f"{ylabel}\n(axis starts at {lo:g}, not 0)")
 
 
 def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds", others: dict | None = None) -> None:

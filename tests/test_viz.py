@@ -95,3 +95,15 @@ def test_one_markdown_table_helper():
     assert md_table(("a", "b"), [(1, "x"), (2.5, None)]) == ["| a | b |", "|---|---|", "| 1 | x |", "| 2.5 | None |"]
     with pytest.raises(ValueError, match="table row 0 has 1 cells for 2 columns"):
         md_table(("a", "b"), [(1,)])
+
+
+def test_a_zoomed_axis_starts_at_a_round_tick_and_says_so():
+    """Issue 37, item 7: "(zoomed: axis starts at 0.00784)" became a round number the axis shows as a tick."""
+    from grpo_lab import viz
+
+    xs = [1e-4, 3e-4, 1e-3]
+    rows = {"grpo": [(0.0081, 0.0080, 0.0082), (0.0085, 0.0084, 0.0086), (0.0090, 0.0089, 0.0091)]}
+    ax = viz.sweep(xs, rows, "learning rate", "pass@1").axes[0]
+    lo = ax.get_ylim()[0]
+    assert 0 < lo <= 0.008 and f"axis starts at {lo:g}, not 0" in ax.get_ylabel()
+    assert len(f"{lo:g}") <= 6  # a round number, e.g. 0.0078, not 0.00784213
