@@ -169,7 +169,9 @@ def title_of(cells) -> str:
     raise ValueError("a course source needs a markdown title")
 
 
-def build(src: Path) -> dict[str, nbformat.NotebookNode]:
+def build(src: Path, nbgrader: bool = False) -> dict[str, nbformat.NotebookNode]:
+    """The lesson's notebooks, one per target; with ``nbgrader``, also the nbgrader source notebook (the solutions
+    with nbgrader's cell metadata and solution markers: :func:`nbgrader_tree`)."""
     cells = parse(src.read_text())
     title = title_of(cells)
     if not any(kind == "exercise" for kind, _ in cells):
@@ -177,14 +179,17 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
     if not any(kind == "answer" for kind, _ in cells):
         raise ValueError(f"{src.name} has no open question with a model answer ([answer] cell)")
     out = {}
-    for target in TARGETS:
+    for target in TARGETS + (("nbgrader",) if nbgrader else ()):
+        grading = target == "nbgrader"
+        kinds = []  # each cell's kind, for nbgrader's metadata
         nb = nbformat.v4.new_notebook()
         nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                        "language_info": {"name": "python"}}
         if src.stem in GPU_NOTEBOOKS:  # Colab reads these and starts a GPU runtime
             nb.metadata["accelerator"] = "GPU"
             nb.metadata["colab"] = {"gpuType": "T4", "provenance": []}
-        nb.cells = header(target, src.stem, title)
+        nb.cells = header("solutions" if grading else target, src.stem, title)
+        kinds += ["header"] * len(nb.cells)
         opening, closing = objectives_cells(src.stem)
         n_ex, heading, opened = 0, None, False
         for kind, text in cells:
@@ -203,17 +208,64 @@ def build(src: Path) -> dict[str, nbformat.NotebookNode]:
                 # the stub names the exercise its heading names (not its position among the code cells)
                 name = heading.group(1) if heading else f"{src.stem[:2]}.{n_ex}"
                 nb.cells.append(nbformat.v4.new_code_cell(stub(text, name) if target == "exercises"
-                                                          else solution(text)))
+                                                          else text if grading else solution(text)))
             else:
                 nb.cells.append(nbformat.v4.new_code_cell(text))
+            kinds.append(kind)
             if kind == "markdown" and not opened:  # right after the lesson's title and introduction
                 nb.cells.append(nbformat.v4.new_markdown_cell(opening))
+                kinds.append("markdown")
                 opened = True
         nb.cells.append(nbformat.v4.new_markdown_cell(closing))
+        kinds.append("markdown")
         for i, cell in enumerate(nb.cells):  # stable ids, so a rebuild is byte-identical
             cell["id"] = f"{src.stem[:2]}-{i:03d}"
+        if grading:
+            for cell, kind in zip(nb.cells, kinds):
+                cell.metadata["nbgrader"] = nbgrader_metadata(cell, kind)
         out[target] = nb
     return out
+
+
+def nbgrader_metadata(cell, kind: str) -> dict:
+    """nbgrader's metadata (schema 3) for a cell of ``kind``: an exercise is a solution cell (nbgrader replaces the
+    lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION``), its check an autograded test cell worth one
+    point, an open question's model answer a manually graded answer cell worth one point, every other cell read-only
+    (its checksum is verified when a submission is graded)."""
+    meta = {"grade_id": cell["id"], "schema_version": 3, "task": False, "grade": False, "solution": False,
+            "locked": True}
+    if kind == "exercise":
+        meta.update(solution=True, locked=False)
+    elif kind == "check":
+        meta.update(grade=True, points=1)
+    elif kind == "answer":
+        meta.update(solution=True, grade=True, points=1, locked=False)
+    return meta
+
+
+NBGRADER_CONFIG = """# nbgrader's configuration for the course (written by scripts/build_notebooks.py --nbgrader).
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "grpo-lab"
+c.ExecutePreprocessor.timeout = 1800  # a lesson's smoke mode runs in minutes on a CPU; the full mode is not graded
+"""
+
+
+def nbgrader_tree(dest: Path, sources) -> list[Path]:
+    """An nbgrader course directory in ``dest``: ``source/<lesson>/<lesson>.ipynb`` for every lesson (one assignment
+    per lesson) and ``nbgrader_config.py``. Then, in ``dest``: ``nbgrader generate_assignment <lesson>`` writes the
+    student version (stubs, empty answers) to ``release/``; submissions go to ``submitted/<student>/<lesson>/``;
+    ``nbgrader autograde <lesson>`` runs them and scores the check cells (one point each; open questions are
+    graded by hand in formgrader)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
+    written = []
+    for src in sources:
+        nb = build(src, nbgrader=True)["nbgrader"]
+        path = dest / "source" / src.stem / f"{src.stem}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(nbformat.writes(nb) + "\n")
+        written.append(path)
+    return written
 
 
 PKG = ROOT / "grpo_lab"
@@ -503,8 +555,15 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     ap.add_argument("--execute", nargs="*", metavar="NN", default=None,
                     help="execute the lessons in notebooks/ (all, or those whose number is given) and keep outputs")
+    ap.add_argument("--nbgrader", metavar="DIR", type=Path, default=None,
+                    help="only write an nbgrader course directory (source/ and nbgrader_config.py) into DIR")
     args = ap.parse_args(argv)
     sources = sorted(COURSE.glob("[0-9][0-9]_*.py"))
+    if args.nbgrader is not None:
+        paths = nbgrader_tree(args.nbgrader, sources)
+        print(f"wrote {len(paths)} nbgrader assignments to {args.nbgrader / 'source'}; in {args.nbgrader}: "
+              "nbgrader generate_assignment <lesson>, then nbgrader autograde <lesson>")
+        return 0
     expected: dict[Path, str] = {}
     for src in sources:
         for target, nb in build(src).items():

@@ -1,0 +1,66 @@
+"""Issue 37, item 6: an instructor grades the course with nbgrader. scripts/build_notebooks.py --nbgrader writes a
+course directory; nbgrader generates the student version and autogrades submissions: a correct one gets every
+check's point, a wrong one loses the point of the check it fails and only that one."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("nbgrader", reason="nbgrader is in the dev extra (pip install -e '.[dev]')")
+LESSON = "01_bernoulli_bandit"  # the shortest lesson to execute (seconds)
+
+
+def _nbgrader(*args, cwd):
+    exe = shutil.which("nbgrader", path=str(Path(sys.executable).parent)) or shutil.which("nbgrader")
+    res = subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    return res
+
+
+def _submit(course: Path, student: str, answers: dict[str, str]):
+    """The released notebook with the student's code in its solution cells (by function name)."""
+    nb = nbformat.read(course / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            name = cell.source.split("(")[0].removeprefix("def ").strip()
+            cell.source = answers[name]
+        elif meta.get("solution"):
+            cell.source = "The epsilon keeps the division finite for an all-equal group."
+    path = course / "submitted" / student / LESSON / f"{LESSON}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+
+
+def test_the_nbgrader_round_trip_scores_a_correct_and_a_wrong_submission(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_notebooks import COURSE, nbgrader_tree
+
+    nbgrader_tree(tmp_path, sorted(COURSE.glob("[0-9][0-9]_*.py")))
+    assert len(list((tmp_path / "source").glob("*/*.ipynb"))) == len(list(COURSE.glob("[0-9][0-9]_*.py")))
+    _nbgrader("generate_assignment", LESSON, "--force", cwd=tmp_path)
+    released = (tmp_path / "release" / LESSON / f"{LESSON}.ipynb").read_text()
+    assert "p ** G + (1 - p) ** G" not in released and "raise NotImplementedError()" in released  # no solution
+
+    right = {"my_degeneracy_rate": "def my_degeneracy_rate(p, G):\n    return p ** G + (1 - p) ** G",
+             "my_prediction": "def my_prediction():\n    return 0.9"}  # a wrong guess is still a prediction
+    _submit(tmp_path, "good", right)
+    _submit(tmp_path, "wrong", {**right, "my_degeneracy_rate": "def my_degeneracy_rate(p, G):\n"
+                                                             "    return (1 - p) ** G  # forgot all-pass"})
+    _nbgrader("autograde", LESSON, "--force", cwd=tmp_path)
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        auto = {s: {g.name: (g.auto_score, g.max_score) for g in gb.find_submission_notebook(LESSON, LESSON, s).grades
+                    if g.cell.cell_type == "code"} for s in ("good", "wrong")}
+    checks = len(auto["good"])
+    assert checks >= 2
+    assert all(score == mx == 1 for score, mx in auto["good"].values()), auto["good"]
+    lost = [g for g, (score, _) in auto["wrong"].items() if score == 0]
+    assert len(lost) == 1 and sum(score for score, _ in auto["wrong"].values()) == checks - 1, auto["wrong"]
