@@ -505,9 +505,9 @@ display(viz.sweep(lrs, {k: [ci for _, ci in sorted(v)] for k, v in by_batch.item
 # The degenerate fraction is about the same in every setting (0.68–0.73): a larger batch has more
 # informative groups per step, not a larger share of them. That is what starvation does here: of the
 # 9,600 completions of the default run only about a third sit in groups that carry a gradient, and
-# that was not enough to move grpo's pass@1 beyond the seed noise (rloo, sign, avspo, dapo and grpo+drop did
-# cross it, narrowly, at lr 1e-4, and none of them is apart from grpo: the section on "up" above). Notebook 09
-# asks whether spending the generation on informative groups only (dynamic sampling) does better than simply
+# that was not enough to move grpo's pass@1 beyond the seed noise (rloo, sign, avspo, dapo, grpo+drop and
+# grpo+skip did cross it, narrowly, at lr 1e-4, and none of them is apart from grpo: the section on "up" above).
+# Notebook 09 asks whether spending the generation on informative groups only (dynamic sampling) does better than simply
 # generating more.
 
 # %% [exercise-md]

@@ -59,27 +59,62 @@ def table(report: str) -> tuple[dict, dict]:
     return rows, start
 
 
-def verdicts(report: str) -> str:
-    rows, start = table(report)
+ROUNDING = 0.0005  # a report's table rounds to 3 decimals: a bound this close to the start is not decided by it
+
+
+def unrounded(report: Path) -> tuple[dict, dict] | None:
+    """``table()``'s shape computed from the unrounded per-seed data shipped with the package
+    (grpo_lab/data/tiny_lm_passk.json, the lr1e-4, lr3e-4 and lr1e-3 comparisons), or None for a comparison
+    whose per-seed data is not shipped (its report's rounded table is then all there is)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from grpo_lab.stats import mean_ci
+
+    data = json.loads((ROOT / "grpo_lab" / "data" / "tiny_lm_passk.json").read_text()).get(report.parent.name)
+    if data is None:
+        return None
+    n = data["n_samples"]
+    start = {"pass@1": float(np.mean(np.asarray(data["start"]) / n)),
+             "pass@16": float(np.mean(np.asarray(data["start"]) > 0))}
+    rows = {}
+    for e, seeds in data["after"].items():
+        counts = [np.asarray(c) for c in seeds.values()]
+        rows[e] = {"pass@1": mean_ci([float(np.mean(c / n)) for c in counts]),
+                   "pass@16": mean_ci([float(np.mean(c > 0)) for c in counts])}
+    return rows, start
+
+
+def verdicts(report: str, path: Path | None = None) -> str:
+    """The verdict line of one comparison: from the unrounded per-seed data where the package ships it
+    (:func:`unrounded`), else from the report's table, where a bound within rounding of the start or of another
+    method's bound decides nothing and is named as such."""
+    exact = unrounded(path) if path is not None else None
+    rows, start = exact if exact else table(report)
+    slack = 0.0 if exact else ROUNDING
     parts = []
     for col in ("pass@1", "pass@16"):
-        up = [e for e, r in rows.items() if col in r and r[col][1] > start[col]]
-        down = [e for e, r in rows.items() if col in r and r[col][2] < start[col]]
-        same = [e for e in rows if e not in up and e not in down]
+        up = [e for e, r in rows.items() if col in r and r[col][1] > start[col] + slack]
+        down = [e for e, r in rows.items() if col in r and r[col][2] < start[col] - slack]
+        close = [e for e, r in rows.items() if col in r and e not in up and e not in down
+                 and min(abs(r[col][1] - start[col]), abs(r[col][2] - start[col])) <= slack]
+        same = [e for e in rows if e not in up and e not in down and e not in close]
         means = [r[col][0] for r in rows.values() if col in r]
         words = [f"{col} {start[col]:.3f} → {min(means):.3f}–{max(means):.3f}"]
         words += [f"up for {', '.join(up)}"] if up else []
         words += [f"down for {', '.join(down)}"] if down else []
         words += [f"no detectable change for {', '.join(same)}"] if same else []
+        words += [f"a bound within the table's rounding of the start for {', '.join(close)}"] if close else []
         parts.append(": ".join([words[0], "; ".join(words[1:])]))
     names = list(rows)
     n_pairs = len(names) * (len(names) - 1) // 2
     for col in ("pass@1", "pass@16") if n_pairs else ():
         apart = [f"{a} above {b}" for a in names for b in names
-                 if col in rows[a] and col in rows[b] and rows[a][col][1] > rows[b][col][2]]
+                 if col in rows[a] and col in rows[b] and rows[a][col][1] > rows[b][col][2] + slack]
         parts.append(f"methods apart on {col} ({n_pairs} pair{'s' if n_pairs > 1 else ''}, no correction for "
                      "multiplicity): " + (", ".join(apart) if apart else "none"))
-    return "; ".join(parts)
+    source = "unrounded per-seed data" if exact else "the report's rounded table"
+    return "; ".join(parts) + f" (from {source})"
 
 
 def comparisons():
@@ -239,7 +274,7 @@ def render(readme: str, blocks: dict[str, str] | None = None) -> str:
 
 def all_blocks() -> dict[str, str]:
     return {"excerpt": excerpt(MAIN.read_text()),
-            "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text())}." for label, p in comparisons()),
+            "verdicts": "\n".join(f"- **{label}**: {verdicts(p.read_text(), p)}." for label, p in comparisons()),
             "study": study_verdicts()}
 
 

@@ -98,3 +98,22 @@ def test_the_fast_path_report_and_its_verdict_match_the_tracked_runs():
     res = subprocess.run([sys.executable, "scripts/paired_report.py", "--check"], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_verdicts_come_from_unrounded_values_and_a_rounded_bound_at_the_start_decides_nothing():
+    """Issue 40, item 5: grpo+skip's lower bound at lr 1e-4 is 0.39450 against a start of 0.394375: "up" from the
+    shipped per-seed data (as lesson 07 reads it); a report table rounded to 3 decimals cannot decide it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import readme_excerpt as rx
+
+    path = ROOT / "docs" / "results" / "lr1e-4" / "report.md"
+    exact = rx.verdicts(path.read_text(), path)
+    p1 = exact.split("; pass@16")[0]
+    assert "up for" in p1 and "grpo+skip" in p1.split("up for")[1].split(";")[0]
+    assert exact.endswith("(from unrounded per-seed data)")
+    table = ("| estimator | seeds | pass@1 | pass@16 |\n|---|---|---|---|\n"
+             "| a | 3 | 0.407 [0.394, 0.419] | 0.700 [0.690, 0.710] |\n"
+             "| b | 3 | 0.420 [0.400, 0.440] | 0.650 [0.640, 0.660] |\n\nStart: pass@1 0.394, pass@16 0.710, greedy 0.477.\n")
+    rounded = rx.verdicts(table)
+    assert "up for b" in rounded and "a bound within the table's rounding of the start for a" in rounded
+    assert "up for a" not in rounded and rounded.endswith("(from the report's rounded table)")
