@@ -235,6 +235,24 @@ def diff_p(a, b) -> float:
     return min(1.0, _two_tails(t, float(min(a.size, b.size) - 1)))
 
 
+def mean_p(values, value: float = 0.0) -> float:
+    """The two-sided p-value of ``mean(values) - value`` by the one-sample t statistic over seeds (``n - 1`` degrees
+    of freedom: :func:`mean_ci`'s interval excludes ``value`` at 95% exactly when p < 0.05); for a change against a
+    fixed starting value (the harm study's comparisons with the start, docs/results/harm/PLAN.md). No spread: 1 at
+    ``value``, else 0."""
+    v = _sample(values, "mean_p")
+    if v.size < 2:
+        raise ValueError(f"a one-sample test needs at least 2 values, got {v.size}")
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(float(value)):
+        raise ValueError(f"mean_p compares with a finite value, got {value!r}")
+    d = float(v.mean()) - float(value)
+    se = math.sqrt(v.var(ddof=1) / v.size)
+    if se == 0:
+        return 1.0 if d == 0 else 0.0
+    return min(1.0, _two_tails(abs(d) / se, float(v.size - 1)))
+
+
 def holm(pvalues, alpha: float = 0.05) -> list[bool]:
     """Holm's step-down correction: which of the hypotheses with these p-values are rejected at family-wise error
     ``alpha`` (sorted ascending, the i-th smallest compared with alpha / (m - i); stop at the first that is not

@@ -117,3 +117,11 @@ def test_verdicts_come_from_unrounded_values_and_a_rounded_bound_at_the_start_de
     rounded = rx.verdicts(table)
     assert "up for b" in rounded and "a bound within the table's rounding of the start for a" in rounded
     assert "up for a" not in rounded and rounded.endswith("(from the report's rounded table)")
+
+
+def test_the_harm_report_matches_the_tracked_runs():
+    """Issue 39: docs/results/harm/REPORT.md is generated from the tracked runs (interim until every arm has its
+    seeds), never typed."""
+    res = subprocess.run([sys.executable, "scripts/harm_report.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr

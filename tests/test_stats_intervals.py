@@ -140,3 +140,21 @@ def test_diff_p_is_the_test_of_diff_ci_and_holm_steps_down():
     assert holm([0.2, 0.001]) == [False, True]
     with pytest.raises(ValueError, match="alpha must lie strictly between 0 and 1"):
         holm([0.1], alpha=0)
+
+
+def test_mean_p_is_the_one_sample_t_test_of_mean_ci():
+    from scipy import stats as sst
+
+    from grpo_lab.stats import mean_ci, mean_p
+
+    x = [0.03, -0.01, 0.05, 0.02]
+    assert mean_p(x) == pytest.approx(sst.ttest_1samp(x, 0.0).pvalue, rel=1e-9)
+    assert mean_p(x, 0.02) == pytest.approx(sst.ttest_1samp(x, 0.02).pvalue, rel=1e-9)
+    _, lo, hi = mean_ci(x)
+    assert (mean_p(x, lo) - 0.05) == pytest.approx(0, abs=1e-9) and (mean_p(x, hi) - 0.05) == pytest.approx(0, abs=1e-9)
+    assert mean_p([0.1, 0.1]) == 0.0 and mean_p([0.0, 0.0]) == 1.0
+    for bad, match in (([0.1], "at least 2"), ([0.1, float("nan")], "NaN|finite"),):
+        with pytest.raises(ValueError, match=match):
+            mean_p(bad)
+    with pytest.raises(ValueError, match="finite value"):
+        mean_p(x, float("inf"))

@@ -1,0 +1,269 @@
+"""The harm experiment's report (issue 39; plan: docs/results/harm/PLAN.md), from the tracked runs, unrounded.
+
+    python scripts/harm_report.py            # docs/results/harm/REPORT.md and harm.png
+    python scripts/harm_report.py --check    # exit 1 if they differ from what the runs give (tests/test_readme.py)
+
+Arms: grpo, drgrpo, grpo+drop and sign trained on the hard task (three-term sums; comparison directories hard-a and
+hard-b), and a control trained on the easy task (single-digit sums; directory control). The primary measure is the
+easy task's pass@1 (150 held-out problems x 4 samples) after training minus the start's; the planned comparisons are
+the five of the plan, read with Holm's correction at family-wise 0.05 once every arm has its 4 seeds. Until then the
+report says it is interim and reads nothing: the numbers are shown, the verdict is not given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from grpo_lab.stats import diff_ci, diff_p, holm, mean_ci, mean_p  # noqa: E402
+
+HERE = ROOT / "docs" / "results" / "harm"
+HARD = "gym:chain_sum:min_terms=3,max_terms=3,min_digits=1,max_digits=1"
+EASY = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1"
+ARMS = {"grpo-hard": ("hard-a", "grpo"), "drgrpo-hard": ("hard-a", "drgrpo"), "drop-hard": ("hard-b", "grpo+drop"),
+        "sign-hard": ("hard-b", "sign"), "control": ("control", "grpo")}
+SEEDS = 4
+IDLE = 0.03  # the plan's band: not separated and within +-0.03 of no change is "idle"
+# The planned comparisons: (label, arm a, arm b or None for "against the start")
+PLANNED = [("grpo-hard vs the start", "grpo-hard", None), ("grpo-hard - drgrpo-hard", "grpo-hard", "drgrpo-hard"),
+           ("grpo-hard - drop-hard", "grpo-hard", "drop-hard"), ("sign-hard vs the start", "sign-hard", None),
+           ("control vs the start", "control", None)]
+
+
+def comparison_dir(name: str) -> Path | None:
+    """The comparison directory of ``name``: docs/results/harm/<name>, or the one run directory inside it
+    (grpo-lab compare --out writes <name>/<timestamp>/)."""
+    d = HERE / name
+    if (d / "config.json").is_file():
+        return d
+    inner = sorted(p.parent for p in d.glob("*/config.json"))
+    return inner[0] if len(inner) == 1 else None
+
+
+def evals(result: dict, trained_on_hard: bool) -> tuple[dict, dict]:
+    """(easy, hard) evaluations of one result or start: the trained task's is ``eval`` itself, the other's under
+    ``extra``."""
+    main, extra = result, result.get("extra", {})
+    return (extra[EASY], main) if trained_on_hard else (main, extra[HARD])
+
+
+def load() -> dict:
+    """Per arm: its start and its finished runs (seeds in order), from the tracked directories."""
+    out = {}
+    for arm, (name, method) in ARMS.items():
+        d = comparison_dir(name)
+        if d is None or not (d / "start.json").is_file():
+            out[arm] = {"start": None, "runs": [], "dir": d}
+            continue
+        runs = []
+        for s in range(SEEDS):
+            f = d / "results" / f"{method}-seed{s}.json"
+            if f.is_file():
+                runs.append(json.loads(f.read_text()))
+        out[arm] = {"start": json.loads((d / "start.json").read_text()), "runs": runs, "dir": d}
+    return out
+
+
+def measures(data: dict) -> dict:
+    """Per arm, per measure: the list over seeds of (after - start)."""
+    out = {}
+    for arm, d in data.items():
+        if d["start"] is None or not d["runs"]:
+            continue
+        hard = arm != "control"
+        s_easy, s_hard = evals(d["start"], hard)
+        m = {k: [] for k in ("easy pass@1", "easy greedy", "hard pass@1", "hard greedy", "repeats prompt",
+                             "no working", "length", "answered")}
+        for r in d["runs"]:
+            e, h = evals(r["eval"], hard)
+            m["easy pass@1"].append(e["pass_at_k"]["1"] - s_easy["pass_at_k"]["1"])
+            m["easy greedy"].append(e["greedy"] - s_easy["greedy"])
+            m["hard pass@1"].append(h["pass_at_k"]["1"] - s_hard["pass_at_k"]["1"])
+            m["hard greedy"].append(h["greedy"] - s_hard["greedy"])
+            for key, sig in (("repeats prompt", "repeats_prompt"), ("no working", "no_working"),
+                             ("length", "length_mean"), ("answered", "answered")):
+                m[key].append(e["signatures"][sig] - s_easy["signatures"][sig])
+        out[arm] = m
+    return out
+
+
+def lucky(data: dict) -> dict:
+    """Per arm, from the training logs: the mean over runs of the largest advantage per step, the share of steps
+    whose largest advantage came from a group with exactly one success, and the run's largest-advantage completion
+    (the first run's)."""
+    out = {}
+    for arm, d in data.items():
+        rows = [r["history"] for r in d["runs"]]
+        if not rows:
+            continue
+        mx = [float(np.mean([h.get("starvation/max_advantage", 0.0) for h in hist])) for hist in rows]
+        one = [float(np.mean([h.get("starvation/max_advantage_successes") == 1 for h in hist])) for hist in rows]
+        reward = [float(np.mean([h["reward"] for h in hist])) for hist in rows]
+        out[arm] = {"max_advantage": mx, "one_success_steps": one, "reward": reward}
+    return out
+
+
+def fmt(values, digits=3, signed=True) -> str:
+    f = f"{'+' if signed else ''}.{digits}f"
+    if len(values) < 2:
+        return f"{np.mean(values):{f}} (one seed)" if values else "—"
+    m, lo, hi = mean_ci(values)
+    return f"{m:{f}} [{lo:{f}}, {hi:{f}}]"
+
+
+def planned(m: dict) -> list[dict] | None:
+    """The five planned comparisons with Holm's verdict, or None while an arm lacks its 4 seeds."""
+    if any(len(m.get(a, {}).get("easy pass@1", [])) < SEEDS for a in ARMS):
+        return None
+    rows = []
+    for label, a, b in PLANNED:
+        x = m[a]["easy pass@1"]
+        if b is None:
+            d, lo, hi = mean_ci(x)
+            p = mean_p(x)
+        else:
+            y = m[b]["easy pass@1"]
+            d, lo, hi = diff_ci(x, y)
+            p = diff_p(x, y)
+        rows.append(dict(label=label, d=d, lo=lo, hi=hi, p=p))
+    for row, rejected in zip(rows, holm([r["p"] for r in rows])):
+        row["apart"] = rejected
+    return rows
+
+
+def word(row: dict) -> str:
+    if row["apart"]:
+        return "below 0 (harm)" if row["hi"] < 0 else "above 0"
+    if -IDLE <= row["lo"] and row["hi"] <= IDLE:
+        return "not separated, within ±0.03 (idle)"
+    return "not separated, and not within ±0.03: undecided at this size"
+
+
+def figure(m: dict, path: Path) -> None:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    from grpo_lab.viz import style
+
+    fig = Figure(figsize=(8.5, 3.6), layout="constrained", dpi=100)
+    axes = fig.subplots(1, 2)
+    arms = list(ARMS)  # every arm keeps its place, finished or not
+    for ax, key, title in ((axes[0], "easy pass@1", "single-digit sums (the capability; primary)"),
+                           (axes[1], "hard pass@1", "three-term sums (the hard task)")):
+        span = 0.05  # at least +-0.05: a change of a few thousandths must not fill the axis
+        for i, arm in enumerate(arms):
+            v = m.get(arm, {}).get(key, [])
+            span = max([span, *np.abs(v)])
+            colour = style(ARMS[arm][1] if arm != "control" else "control")["color"]
+            ax.plot([i] * len(v), v, "o", color=colour, alpha=0.5, ms=4)
+            if len(v) >= 2:
+                mu, lo, hi = mean_ci(v)
+                ax.errorbar([i], [mu], yerr=[[mu - lo], [hi - mu]], color=colour, marker="D", ms=6, capsize=4)
+        ax.axhline(0, color="0.4", lw=1, ls=":")
+        ax.set_ylim(-1.15 * span, 1.15 * span)
+        ax.set_xlim(-0.5, len(arms) - 0.5)
+        ax.set_xticks(range(len(arms)), arms, rotation=20, fontsize=8)
+        ax.set_ylabel("pass@1 after training minus the start")
+        ax.set_xlabel("arm (trained on)")
+        ax.set_title(title, fontsize=9)
+    n = {len(m[a]["easy pass@1"]) for a in arms if a in m}
+    axes[0].legend(handles=[Patch(color="0.5", alpha=0.5, label="dots: one seed each"),
+                            Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds "
+                                                     f"(n={'/'.join(map(str, sorted(n)))})")], fontsize=7)
+    fig.suptitle("Does training on problems it almost never solves lower what SmolLM2 could do? (harm experiment)",
+                 fontsize=10)
+    fig.savefig(path)
+
+
+def render(data: dict) -> str:
+    m, luck = measures(data), lucky(data)
+    done = sum(len(d["runs"]) for d in data.values())
+    rows = planned(m)
+    md = ["# Are nearly-degenerate groups harmful, not just idle? (issue 39)", "",
+          "Generated by `python scripts/harm_report.py` from the tracked runs, unrounded; the plan, written before any "
+          "run, is [PLAN.md](PLAN.md).", ""]
+    if rows is None:
+        md += [f"**Interim: {done} of {len(ARMS) * SEEDS} runs finished.** The planned comparisons are read once "
+               "every arm has its 4 seeds; until then the numbers below are shown and no verdict is drawn from them.",
+               ""]
+    else:
+        md += ["## What it found", ""]
+        for r in rows:
+            md.append(f"- **{r['label']}**: {r['d']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] (p = {r['p']:.3g}); "
+                      f"after Holm over five: {word(r)}.")
+        md.append("")
+    md += ["## Primary measure: pass@1 on single-digit sums, change from the start", "",
+           "Mean [95% t-interval over seeds]. The hard arms never trained on these problems; the control trained on "
+           "them. The start is the same model evaluated on the same problems.", "",
+           "| arm | trained on | seeds | easy pass@1 (primary) | easy greedy | hard pass@1 | hard greedy |",
+           "|---|---|---|---|---|---|---|"]
+    for arm in ARMS:
+        if arm not in m:
+            md.append(f"| {arm} ({ARMS[arm][1]}) | {'easy' if arm == 'control' else 'hard'} | 0 | — | — | — | — |")
+            continue
+        x = m[arm]
+        md.append(f"| {arm} ({ARMS[arm][1]}) | {'easy' if arm == 'control' else 'hard'} | {len(x['easy pass@1'])} | "
+                  f"{fmt(x['easy pass@1'])} | {fmt(x['easy greedy'])} | {fmt(x['hard pass@1'])} | "
+                  f"{fmt(x['hard greedy'])} |")
+    starts = {a: evals(d["start"], a != "control") for a, d in data.items() if d["start"] is not None}
+    if starts:
+        e, h = next(iter(starts.values()))
+        md += ["", f"Start: single-digit sums pass@1 {e['pass_at_k']['1']:.3f}, greedy {e['greedy']:.3f}; three-term "
+                   f"sums pass@1 {h['pass_at_k']['1']:.3f}, greedy {h['greedy']:.3f}."]
+    md += ["", "![the primary and the hard task's pass@1 change per arm](harm.png)", "",
+           "## Signatures of a shortcut on single-digit sums (descriptive, change from the start)", "",
+           "Shares of the easy task's samples: an answer that repeats a number of the prompt, an answer with no "
+           "working, any answer the grader finds; and the mean length in tokens (`grpo_lab.tasks.signatures`).", "",
+           "| arm | repeats a prompt number | no working | answered | mean length |", "|---|---|---|---|---|"]
+    for arm in ARMS:
+        if arm in m:
+            x = m[arm]
+            md.append(f"| {arm} | {fmt(x['repeats prompt'])} | {fmt(x['no working'])} | {fmt(x['answered'])} | "
+                      f"{fmt(x['length'], 1)} |")
+    md += ["", "## The lucky successes, from the training logs (descriptive)", "",
+           "Per run: the mean over steps of the largest advantage any completion received, the share of steps whose "
+           "largest advantage came from a group with exactly one success, and the mean training reward.", "",
+           "| arm | largest advantage per step | steps led by a one-success group | training reward |",
+           "|---|---|---|---|"]
+    for arm in ARMS:
+        if arm in luck:
+            x = luck[arm]
+            md.append(f"| {arm} | {fmt(x['max_advantage'], signed=False)} | {fmt(x['one_success_steps'], signed=False)} | "
+                      f"{fmt(x['reward'], signed=False)} |")
+    md += ["", "## The engine", "",
+           "Every arm ran on vLLM rollouts (the fast path). The paired run's extension found F - P on greedy accuracy "
+           "-0.062 [-0.185, +0.060] over seeds 4-11 and -0.083 [-0.182, +0.016] over 12 seeds "
+           "([REPORT](../smollm2-fastpath-paired/REPORT.md)): not separated, its point estimate below 0. It is "
+           "common to every arm, so it shifts the start-to-after changes alike and cancels in the differences "
+           "between arms; a comparison with the start could carry part of it.", ""]
+    return "\n".join(md)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv)
+    data = load()
+    text = render(data)
+    path = HERE / "REPORT.md"
+    if a.check:
+        if not path.is_file() or path.read_text() != text:
+            print(f"{path.relative_to(ROOT)} differs from what scripts/harm_report.py writes; run it", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text)
+    m = measures(data)
+    if m:
+        figure(m, HERE / "harm.png")
+    print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
