@@ -5,8 +5,8 @@
 
 Three tables: tests/data/grader_cases.py (the case table the grader's rules were written against),
 tests/data/grader_heldout.py (written before the issue-28 rule change, whose misses the new rules were then
-written to fix) and tests/data/grader_fresh.py (written after the change, before the grader first ran on it:
-the unseen-data figure). None is edited to fit the grader; docs/benchmarks.md records the figures.
+written to fix), tests/data/grader_fresh.py (written after the change, before the grader first ran on it:
+the unseen-data figure) and tests/data/grader_heldout2.py (written before issue 38's rule change). None is edited to fit the grader; docs/benchmarks.md records the figures.
 """
 
 import sys
@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
 from grader_cases import CASES  # noqa: E402
 from grader_fresh import FRESH  # noqa: E402
 from grader_heldout import HELDOUT  # noqa: E402
+from grader_heldout2 import HELDOUT2  # noqa: E402
 
 from grpo_lab.tasks.gsm8k import is_correct  # noqa: E402
 
@@ -43,7 +44,7 @@ def agreement(cases, show: bool) -> tuple[int, int]:
 
 def main() -> None:
     show = "--misses" in sys.argv
-    for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH)):
+    for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH), ("held-out 2", HELDOUT2)):
         if show:
             print(f"{name}:")
         ours, theirs = agreement(cases, show)
