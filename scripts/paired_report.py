@@ -172,18 +172,21 @@ GUIDE = ROOT / "docs" / "guide" / "generation.md"  # the verdict's line, between
 MARKERS = "<!-- fastpath-verdict:begin -->", "<!-- fastpath-verdict:end -->"
 
 
-def with_verdict(page: str) -> str:
+def with_verdict(page: str, link: str = "../results/smollm2-fastpath-paired/REPORT.md") -> str:
     m = {a: measures(load(a)) for a in ARMS}
     begin, end = MARKERS
     a, b = page.index(begin) + len(begin), page.index(end)
-    return page[:a] + "\n" + verdict(m, comparisons(m)) + "\n" + page[b:]
+    line = verdict(m, comparisons(m)).replace("(../results/smollm2-fastpath-paired/REPORT.md)", f"({link})")
+    return page[:a] + "\n" + line + "\n" + page[b:]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
-    want = {HERE / "REPORT.md": render(), GUIDE: with_verdict(GUIDE.read_text())}
+    readme = ROOT / "README.md"
+    want = {HERE / "REPORT.md": render(), GUIDE: with_verdict(GUIDE.read_text()),
+            readme: with_verdict(readme.read_text(), "docs/results/smollm2-fastpath-paired/REPORT.md")}
     if a.check:
         stale = [p for p, text in want.items() if not p.is_file() or p.read_text() != text]
         for p in stale:
