@@ -209,7 +209,7 @@ LUCKY_METHODS = ("grpo", "drgrpo", "rloo", "sign", "maxrl")
 
 
 def check_lucky_advantage(fn) -> None:
-    """Exercise 11.1: ``fn(G, method)`` returns ``(A_success, A_failure)``: the advantages of the one success and of
+    """Exercise 11.2: ``fn(G, method)`` returns ``(A_success, A_failure)``: the advantages of the one success and of
     each of the G - 1 failures in a group with exactly one success, under ``method``; compared with
     :func:`grpo_lab.compute_advantages` on ``[1, 0, ..., 0]`` (a tolerance of 1e-3 covers GRPO's eps = 1e-4, so a
     closed form, a loop and a vectorised computation all pass). Names the first case that differs."""

@@ -593,3 +593,42 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
     a1.legend(fontsize=7, ncols=2, loc="upper right", title=f"error bars: 95% t-interval over {n_seeds} seeds"
               if n_seeds > 1 else "one seed: no interval", title_fontsize=7)
     return fig
+
+
+def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "change from the start",
+                   title: str | None = None, floor: float = 0.05) -> Figure:
+    """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 11, the harm report):
+    ``panels[panel title][arm] = [change per seed]``. Dots are seeds; a diamond and bar the mean and its 95%
+    t-interval over seeds (two seeds or more); a dotted line at 0 (no change). Every arm keeps its column, finished
+    or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it. ``colours``:
+    ``{arm: a label of :func:`style`}`` (an arm trained by grpo in the grpo colour)."""
+    from .stats import mean_ci
+
+    titles = list(panels)
+    fig, axes = _fig(ncols=len(titles), height=3.6, width=WIDTH * (0.62 * len(titles) + 0.1), title=title)
+    axes = np.atleast_1d(axes)
+    arms = list(dict.fromkeys(a for t in titles for a in panels[t]))
+    ns = set()
+    for ax, t in zip(axes, titles):
+        span = floor
+        for i, arm in enumerate(arms):
+            v = [float(x) for x in panels[t].get(arm, [])]
+            span = max([span, *np.abs(v)])
+            colour = style((colours or {}).get(arm, arm))["color"]
+            ax.plot([i] * len(v), v, "o", color=colour, alpha=0.5, ms=4)
+            if len(v) >= 2:
+                m, lo, hi = mean_ci(v)
+                ax.errorbar([i], [m], yerr=[[m - lo], [hi - m]], color=colour, marker="D", ms=6, capsize=4)
+                ns.add(len(v))
+        ax.axhline(0, color="0.4", lw=1, ls=":")
+        ax.set_ylim(-1.15 * span, 1.15 * span)
+        ax.set_xlim(-0.5, len(arms) - 0.5)
+        ax.set_xticks(range(len(arms)), arms, rotation=20, fontsize=8)
+        ax.set_xlabel("arm")
+        ax.set_ylabel(ylabel)
+        ax.set_title(t, fontsize=9)
+    n = "/".join(map(str, sorted(ns))) or "none yet: an interval needs 2 seeds"
+    axes[0].legend(handles=[Patch(color="0.5", alpha=0.5, label="dots: one seed each"),
+                            Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds (n={n})")],
+                   fontsize=7)
+    return fig

