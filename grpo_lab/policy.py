@@ -485,9 +485,18 @@ def convert_gguf(gguf: Path, out: Path, expected_sha256: str | None = None) -> P
         model.save_pretrained(str(tmp), safe_serialization=True)
         tok.save_pretrained(str(tmp))
         (tmp / "grpo_lab_source.txt").write_text(f"{GGUF_NOTE}\nconverted from {gguf.name}\n")
-        if out.exists():
+
+        def complete() -> bool:  # what smollm2_dir reads as a finished cache
+            return (out / "model.safetensors").is_file() and (out / "grpo_lab_source.txt").is_file()
+
+        if out.exists() and not complete():  # a leftover, not another process's finished conversion
             shutil.rmtree(out)
-        tmp.rename(out)
+        if not complete():
+            try:
+                tmp.rename(out)
+            except OSError:  # another process (a second test worker) renamed its conversion first
+                if not complete():
+                    raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
