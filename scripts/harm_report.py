@@ -1,6 +1,7 @@
 """The harm experiment's report (issue 39; plan: docs/results/harm/PLAN.md), from the tracked runs, unrounded.
 
-    python scripts/harm_report.py            # docs/results/harm/REPORT.md, harm.png, grpo_lab/data/harm.json
+    python scripts/harm_report.py            # docs/results/harm/REPORT.md, harm.png, grpo_lab/data/harm.json, and
+                                             # the verdict's line in README.md and docs/guide/real-model.md
     python scripts/harm_report.py --check    # exit 1 if they differ from what the runs give (tests/test_readme.py)
 
 grpo_lab/data/harm.json is the data lesson 11 reads (the package ships it): per arm, the per-seed changes of every
@@ -186,6 +187,49 @@ def word(row: dict) -> str:
     return "not separated, and not within ±0.03: undecided at this size"
 
 
+def verdict(m: dict, rows: list[dict] | None, done: int, link: str) -> str:
+    """The finding in words, for the README and the guide (between the harm-verdict markers), from the unrounded
+    numbers: the plan's reading of comparison 1 (harmful, idle or helpful), then whether Dr.GRPO or dropping the
+    degenerate groups changes it, Sign, and the control."""
+    head = (f"**Are nearly-degenerate groups harmful?** (SmolLM2 trained 48 steps on three-term sums, which it "
+            f"almost never solves; [report]({link}))")
+    if rows is None:
+        return (f"{head} In progress: {done} of {len(ARMS) * SEEDS} runs finished; the plan's comparisons are read "
+                "once every arm has its 4 seeds, so no verdict yet.")
+    r = {row["label"]: row for row in rows}
+
+    def say(label: str) -> str:
+        row = r[label]
+        return f"{row['d']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}], {word(row)}"
+
+    first = r["grpo-hard vs the start"]
+    if first["apart"] and first["hi"] < 0:
+        finding = "harmful here, on the capability measured"
+    elif first["apart"]:
+        finding = "helpful here, not harmful"
+    elif -IDLE <= first["lo"] and first["hi"] <= IDLE:
+        finding = "idle here, within the plan's ±0.03"
+    else:
+        finding = (f"undecided at this size: neither harm nor help of up to {max(-first['lo'], first['hi']):.3f} is "
+                   "ruled out")
+    return (f"{head} Single-digit pass@1 after GRPO on the hard task: {say('grpo-hard vs the start')} from the start, "
+            f"so lucky successes were **{finding}**. GRPO minus Dr.GRPO {say('grpo-hard - drgrpo-hard')}; GRPO minus "
+            f"grpo+drop {say('grpo-hard - drop-hard')}; Sign {say('sign-hard vs the start')}; the control (GRPO on "
+            f"single-digit sums themselves) {say('control vs the start')}. 4 seeds per arm, Holm over the plan's "
+            "five comparisons.")
+
+
+PAGES = {ROOT / "README.md": "docs/results/harm/REPORT.md",
+         ROOT / "docs" / "guide" / "real-model.md": "../results/harm/REPORT.md"}
+MARKERS = "<!-- harm-verdict:begin -->", "<!-- harm-verdict:end -->"
+
+
+def with_verdict(page: str, line: str) -> str:
+    begin, end = MARKERS
+    a, b = page.index(begin) + len(begin), page.index(end)
+    return page[:a] + "\n" + line + "\n" + page[b:]
+
+
 def figure(m: dict, path: Path) -> None:
     from grpo_lab.viz import changes_by_arm
 
@@ -270,17 +314,18 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     data = load()
-    text = render(data)
+    m = measures(data)
+    rows, done = planned(m), sum(len(d["runs"]) for d in data.values())
     path = HERE / "REPORT.md"
-    shipped = export(data)
+    want = {path: render(data), DATA: export(data)}
+    want |= {page: with_verdict(page.read_text(), verdict(m, rows, done, link)) for page, link in PAGES.items()}
     if a.check:
-        stale = [p for p, t in ((path, text), (DATA, shipped)) if not p.is_file() or p.read_text() != t]
+        stale = [p for p, t in want.items() if not p.is_file() or p.read_text() != t]
         for p in stale:
             print(f"{p.relative_to(ROOT)} differs from what scripts/harm_report.py writes; run it", file=sys.stderr)
         return 1 if stale else 0
-    path.write_text(text)
-    DATA.write_text(shipped)
-    m = measures(data)
+    for p, t in want.items():
+        p.write_text(t)
     if m:
         figure(m, HERE / "harm.png")
     print(f"wrote {path.relative_to(ROOT)}")

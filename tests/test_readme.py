@@ -125,3 +125,26 @@ def test_the_harm_report_matches_the_tracked_runs():
     res = subprocess.run([sys.executable, "scripts/harm_report.py", "--check"], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_harm_verdict_reads_the_plan_from_unrounded_numbers():
+    """Issue 39: the README's harm line follows the plan's reading of comparison 1 (harmful if it separates below 0
+    after Holm, idle if not and its interval lies within +-0.03, helpful if above), from unrounded bounds, and says
+    "no verdict" while an arm lacks its seeds."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import harm_report as hr
+
+    def rows(d, lo, hi, apart):
+        first = dict(label="grpo-hard vs the start", d=d, lo=lo, hi=hi, p=0.01, apart=apart)
+        rest = [dict(label=label, d=0.0, lo=-0.01, hi=0.01, p=0.9, apart=False) for label, *_ in hr.PLANNED[1:]]
+        return [first] + rest
+
+    assert "no verdict yet" in hr.verdict({}, None, 7, "R.md") and "7 of 20" in hr.verdict({}, None, 7, "R.md")
+    harm = hr.verdict({}, rows(-0.02, -0.04, -0.0004, True), 20, "R.md")  # the upper bound rounds to -0.000
+    assert "**harmful here" in harm and "-0.020 [-0.040, -0.000]" in harm
+    assert "**idle here" in hr.verdict({}, rows(0.0, -0.029, 0.0299, False), 20, "R.md")
+    undecided = hr.verdict({}, rows(0.0, -0.0304, 0.02, False), 20, "R.md")  # -0.030 printed, beyond the band
+    assert "**undecided at this size" in undecided and "neither harm nor help of up to 0.030" in undecided
+    assert "**helpful here" in hr.verdict({}, rows(0.05, 0.01, 0.09, True), 20, "R.md")
+    for page, link in hr.PAGES.items():  # the line sits in both pages, linked from each
+        assert f"[report]({link})" in page.read_text(), page
