@@ -147,7 +147,8 @@ def export(data: dict) -> str:
                  "hard": {"pass@1": round(h["pass_at_k"]["1"], 6), "greedy": round(h["greedy"], 6)}}
     out = {"source": "docs/results/harm (scripts/harm_report.py)", "plan": "docs/results/harm/PLAN.md",
            "runs_done": sum(len(d["runs"]) for d in data.values()), "runs_planned": len(ARMS) * SEEDS,
-           "seeds_planned": SEEDS, "easy_task": EASY, "hard_task": HARD, "start": start, "arms": arms}
+           "seeds_planned": SEEDS, "easy_task": EASY, "hard_task": HARD, "start": start, "arms": arms,
+           "verdict": verdict(m, planned(m), sum(len(d["runs"]) for d in data.values()), "docs/results/harm/REPORT.md")}
     return json.dumps(out, indent=1, sort_keys=True) + "\n"
 
 
@@ -187,36 +188,49 @@ def word(row: dict) -> str:
     return "not separated, and not within ±0.03: undecided at this size"
 
 
+def finding(rows: list[dict]) -> str:
+    """The plan's reading of the five comparisons, in words, from the unrounded numbers (no link, no heading)."""
+    r = {row["label"]: row for row in rows}
+
+    def say(label: str) -> str:
+        row = r[label]
+        return f"{row['d']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}] ({word(row)})"
+
+    first = r["grpo-hard vs the start"]
+    lo, hi = first["lo"], first["hi"]
+    if first["apart"] and hi < 0:
+        found = "harmful here, on the capability measured"
+    elif first["apart"]:
+        found = "helpful here, not harmful"
+    elif -IDLE <= lo and hi <= IDLE:
+        found = "idle here, within the plan's ±0.03"
+    elif lo < 0 < hi and -lo < IDLE:
+        found = (f"not shown to be harmful: a loss larger than {-lo:.3f} is ruled out (the 95% interval, before "
+                 f"correction), a gain of up to {hi:.3f} is not, so the plan's 'idle' (within ±0.03) is not shown "
+                 "either")
+    elif lo < 0 < hi:
+        found = (f"undecided at this size: the interval allows a loss of up to {-lo:.3f} and a gain of up to "
+                 f"{hi:.3f}")
+    else:
+        found = (f"undecided: {'below' if hi < 0 else 'above'} 0 before the correction for five comparisons, "
+                 "not after it")
+    return (f"Single-digit pass@1 after GRPO on the hard task changed by {say('grpo-hard vs the start')}, so "
+            f"lucky successes were **{found}**. GRPO minus Dr.GRPO {say('grpo-hard - drgrpo-hard')}; GRPO minus "
+            f"grpo+drop {say('grpo-hard - drop-hard')}; Sign {say('sign-hard vs the start')}; the control (GRPO on "
+            f"single-digit sums themselves) {say('control vs the start')}. 4 seeds per arm, Holm over the plan's "
+            "five comparisons.")
+
+
 def verdict(m: dict, rows: list[dict] | None, done: int, link: str) -> str:
-    """The finding in words, for the README and the guide (between the harm-verdict markers), from the unrounded
-    numbers: the plan's reading of comparison 1 (harmful, idle or helpful), then whether Dr.GRPO or dropping the
-    degenerate groups changes it, Sign, and the control."""
+    """The finding in words for the README and the guide (between the harm-verdict markers): the plan's reading of
+    comparison 1 (harmful, idle or helpful; otherwise what the interval rules out), then whether Dr.GRPO or
+    dropping the degenerate groups changes it, Sign, and the control; 'no verdict yet' while an arm lacks seeds."""
     head = (f"**Are nearly-degenerate groups harmful?** (SmolLM2 trained 48 steps on three-term sums, which it "
             f"almost never solves; [report]({link}))")
     if rows is None:
         return (f"{head} In progress: {done} of {len(ARMS) * SEEDS} runs finished; the plan's comparisons are read "
                 "once every arm has its 4 seeds, so no verdict yet.")
-    r = {row["label"]: row for row in rows}
-
-    def say(label: str) -> str:
-        row = r[label]
-        return f"{row['d']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}], {word(row)}"
-
-    first = r["grpo-hard vs the start"]
-    if first["apart"] and first["hi"] < 0:
-        finding = "harmful here, on the capability measured"
-    elif first["apart"]:
-        finding = "helpful here, not harmful"
-    elif -IDLE <= first["lo"] and first["hi"] <= IDLE:
-        finding = "idle here, within the plan's ±0.03"
-    else:
-        finding = (f"undecided at this size: neither harm nor help of up to {max(-first['lo'], first['hi']):.3f} is "
-                   "ruled out")
-    return (f"{head} Single-digit pass@1 after GRPO on the hard task: {say('grpo-hard vs the start')} from the start, "
-            f"so lucky successes were **{finding}**. GRPO minus Dr.GRPO {say('grpo-hard - drgrpo-hard')}; GRPO minus "
-            f"grpo+drop {say('grpo-hard - drop-hard')}; Sign {say('sign-hard vs the start')}; the control (GRPO on "
-            f"single-digit sums themselves) {say('control vs the start')}. 4 seeds per arm, Holm over the plan's "
-            "five comparisons.")
+    return f"{head} {finding(rows)}"
 
 
 PAGES = {ROOT / "README.md": "docs/results/harm/REPORT.md",
@@ -261,7 +275,7 @@ def render(data: dict) -> str:
         for r in rows:
             md.append(f"- **{r['label']}**: {r['d']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] (p = {r['p']:.3g}); "
                       f"after Holm over five: {word(r)}.")
-        md.append("")
+        md += ["", f"In words: {finding(rows)}", ""]
     md += ["## Primary measure: pass@1 on single-digit sums, change from the start", "",
            "Mean [95% t-interval over seeds]. The hard arms never trained on these problems; the control trained on "
            "them. The start is the same model evaluated on the same problems.", "",
@@ -292,7 +306,9 @@ def render(data: dict) -> str:
                       f"{fmt(x['length'], 1)} |")
     md += ["", "## The lucky successes, from the training logs (descriptive)", "",
            "Per run: the mean over steps of the largest advantage any completion received, the share of steps whose "
-           "largest advantage came from a group with exactly one success, and the mean training reward.", "",
+           "largest advantage came from a group with exactly one success, and the mean training reward. Sign's largest "
+           "advantage is +1 on a step with any success and -1 on one without (A = 2r - 1), so its mean can sit "
+           "near 0.", "",
            "| arm | largest advantage per step | steps led by a one-success group | training reward |",
            "|---|---|---|---|"]
     for arm in ARMS:
@@ -300,7 +316,13 @@ def render(data: dict) -> str:
             x = luck[arm]
             md.append(f"| {arm} | {fmt(x['max_advantage'], signed=False)} | {fmt(x['one_success_steps'], signed=False)} | "
                       f"{fmt(x['reward'], signed=False)} |")
-    md += ["", "## The engine", "",
+    md += ["", "## Deviations from the plan", "",
+           "None in the settings. The runs were interrupted twice when the machine running them was shut down; "
+           "`grpo-lab compare --resume` kept the finished runs (each result is written only when its run ends, "
+           "after checking it holds its method, seed and settings) and started the interrupted ones over from "
+           "their first step. Up to three runs shared the two cores at a time, which changes their time, not "
+           "their result.", "",
+           "## The engine", "",
            "Every arm ran on vLLM rollouts (the fast path). The paired run's extension found F - P on greedy accuracy "
            "-0.062 [-0.185, +0.060] over seeds 4-11 and -0.083 [-0.182, +0.016] over 12 seeds "
            "([REPORT](../smollm2-fastpath-paired/REPORT.md)): not separated, its point estimate below 0. It is "

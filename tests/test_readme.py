@@ -144,7 +144,10 @@ def test_the_harm_verdict_reads_the_plan_from_unrounded_numbers():
     assert "**harmful here" in harm and "-0.020 [-0.040, -0.000]" in harm
     assert "**idle here" in hr.verdict({}, rows(0.0, -0.029, 0.0299, False), 20, "R.md")
     undecided = hr.verdict({}, rows(0.0, -0.0304, 0.02, False), 20, "R.md")  # -0.030 printed, beyond the band
-    assert "**undecided at this size" in undecided and "neither harm nor help of up to 0.030" in undecided
+    assert "**undecided at this size" in undecided and "a loss of up to 0.030" in undecided
+    no_harm = hr.verdict({}, rows(0.022, -0.006, 0.051, False), 20, "R.md")
+    assert "**not shown to be harmful" in no_harm and "a loss larger than 0.006 is ruled out" in no_harm
+    assert "before the correction" in hr.verdict({}, rows(-0.03, -0.05, -0.01, False), 20, "R.md")
     assert "**helpful here" in hr.verdict({}, rows(0.05, 0.01, 0.09, True), 20, "R.md")
     for page, link in hr.PAGES.items():  # the line sits in both pages, linked from each
         assert f"[report]({link})" in page.read_text(), page
