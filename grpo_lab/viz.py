@@ -385,6 +385,7 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
     xkey, xlabel = X_AXES[x]
     fig, ax = _fig(title=title) if ax is None else (ax.figure, ax)
     n = None
+    drawn = []  # (label, grid, mean) of the series drawn so far
     for label in histories:
         runs = histories[label]
         rows = [[(r[xkey], r[key]) for r in h if r.get(key) is not None and r.get(xkey) is not None] for h in runs]
@@ -399,7 +400,14 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
             grid = np.linspace(max(v[0] for v in xs), min(v[-1] for v in xs), 100)
             y = [np.interp(grid, xv, yv) for xv, yv in zip(xs, y)]
         m, lo, hi = _mean_band(np.stack(y))
-        _line(ax, grid, m, label, lw=1.3)
+        same = next((other for other, g, v in drawn if len(g) == len(grid) and np.allclose(g, grid)
+                     and np.allclose(v, m, atol=1e-9)), None)
+        if same is None:
+            _line(ax, grid, m, label, lw=1.3)
+        else:  # a series equal to one already drawn would hide it: dashed on top, and the legend says so
+            st = style(label)
+            ax.plot(grid, m, color=st["color"], ls=(0, (3, 3)), lw=1.6, label=f"{label} (same as {same})")
+        drawn.append((label, grid, m))
         if lo is not None:
             _band(ax, grid, lo, hi, label, clip)
         n = len(rows)

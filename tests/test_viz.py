@@ -107,3 +107,17 @@ def test_a_zoomed_axis_starts_at_a_round_tick_and_says_so():
     lo = ax.get_ylim()[0]
     assert 0 < lo <= 0.008 and f"axis starts at {lo:g}, not 0" in ax.get_ylabel()
     assert len(f"{lo:g}") <= 6  # a round number, e.g. 0.0078, not 0.00784213
+
+
+def test_a_series_equal_to_one_drawn_before_stays_visible():
+    """Issue 37 (notebook 06): grpo and sign trained two steps on the same batches logged identical curves and sign's
+    line hid grpo's. A series equal to an earlier one is drawn dashed on top and its legend names the other."""
+    rows = [[{"step": s, "reward": r, "starvation/all_fail": 0.25, "starvation/all_pass": 0.0}
+             for s, r in ((1, 0.31), (2, 0.19))]]
+    fig = viz.starvation_curves({"grpo": rows, "sign": rows, "rloo": [[{**r, "reward": 0.5} for r in rows[0]]]},
+                                window=1)
+    assert_readable(fig)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "grpo" in labels and "sign (same as grpo)" in labels and "rloo" in labels, labels
+    sign = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "sign (same as grpo)"][0]
+    assert sign.get_linestyle() != "-"  # dashed, so the grpo line under it shows through
