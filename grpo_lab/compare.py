@@ -212,7 +212,7 @@ def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
         diff = differing_keys(shared_settings(cfg), shared)
         who = (method_key(cfg), cfg.get("seed"))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        echo(f"{path} is damaged ({str(e)[:120]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
+        echo(f"{path} is damaged ({str(e).replace(str(path), path.name)[:160]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
     if bad:
         why = f"is incomplete or damaged ({bad})"
@@ -364,7 +364,7 @@ def load_results(out: Path, conf: dict, partial: bool = False, skipped: list | N
                 if why is None and (method_key(r["config"]), r["config"].get("seed")) != (method_key(e), s):
                     why = f"it holds {method_name(r['config'])} seed {r['config'].get('seed')}"
             except (ValueError, KeyError, TypeError, AttributeError) as err:
-                why = str(err)[:120]
+                why = str(err).replace(str(path), path.name)[:160]  # the path is named once, outside
             if why is not None:
                 if not partial:
                     raise ValueError(f"{path} cannot be reported ({why}); resume the comparison to retrain it")
