@@ -22,6 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm  # noqa: E402
+from readme_excerpt import fill, write_or_check  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "smollm2-fastpath-paired"
 ARMS = {"T": ROOT / "docs" / "results" / "smollm2-study-lr1e-4", "P": HERE / "P", "F": HERE / "F"}
@@ -172,12 +173,10 @@ GUIDE = ROOT / "docs" / "guide" / "generation.md"  # the verdict's line, between
 MARKERS = "<!-- fastpath-verdict:begin -->", "<!-- fastpath-verdict:end -->"
 
 
-def with_verdict(page: str, link: str = "../results/smollm2-fastpath-paired/REPORT.md") -> str:
+def verdict_line() -> str:
+    """The verdict's line as the guide links it (the README's link is one directory up)."""
     m = {a: measures(load(a)) for a in ARMS}
-    begin, end = MARKERS
-    a, b = page.index(begin) + len(begin), page.index(end)
-    line = verdict(m, comparisons(m)).replace("(../results/smollm2-fastpath-paired/REPORT.md)", f"({link})")
-    return page[:a] + "\n" + line + "\n" + page[b:]
+    return verdict(m, comparisons(m))
 
 
 def main(argv=None) -> int:
@@ -185,17 +184,11 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     readme = ROOT / "README.md"
-    want = {HERE / "REPORT.md": render(), GUIDE: with_verdict(GUIDE.read_text()),
-            readme: with_verdict(readme.read_text(), "docs/results/smollm2-fastpath-paired/REPORT.md")}
-    if a.check:
-        stale = [p for p, text in want.items() if not p.is_file() or p.read_text() != text]
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} differs from what scripts/paired_report.py writes; run it", file=sys.stderr)
-        return 1 if stale else 0
-    for p, text in want.items():
-        p.write_text(text)
-        print(f"wrote {p.relative_to(ROOT)}")
-    return 0
+    line = verdict_line()
+    want = {HERE / "REPORT.md": render(), GUIDE: fill(GUIDE.read_text(), MARKERS, line),
+            readme: fill(readme.read_text(), MARKERS, line.replace("(../results/smollm2-fastpath-paired/REPORT.md)",
+                                                                    "(docs/results/smollm2-fastpath-paired/REPORT.md)"))}
+    return write_or_check(want, a.check, "scripts/paired_report.py")
 
 
 if __name__ == "__main__":

@@ -262,13 +262,34 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 
 
+def fill(page: str, markers: tuple[str, str], block: str) -> str:
+    """``page`` with what stands between the two markers replaced by ``block``, on lines of its own (every generated
+    block of the README and the guide: this script's, paired_report.py's and harm_report.py's)."""
+    begin, end = markers
+    a, b = page.index(begin) + len(begin), page.index(end)
+    return page[:a] + "\n" + block + "\n" + page[b:]
+
+
+def write_or_check(want: dict[Path, str], check: bool, script: str) -> int:
+    """Write every file of ``want`` (path -> text); with ``check``, write nothing and name each file that differs
+    from what ``script`` writes, exit status 1 if any (the report scripts' ``--check``, run by tests/test_readme.py)."""
+    if check:
+        stale = [p for p, text in want.items() if not p.is_file() or p.read_text() != text]
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} differs from what {script} writes; run it", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in want.items():
+        p.write_text(text)
+        print(f"wrote {p.relative_to(ROOT)}")
+    return 0
+
+
 def render(readme: str, blocks: dict[str, str] | None = None) -> str:
     """``readme`` with every generated block it holds rewritten (a page without a block comes back unchanged)."""
     blocks = blocks or all_blocks()
-    for key, (begin, end) in MARKERS.items():
-        if begin in readme:
-            a, b = readme.index(begin) + len(begin), readme.index(end)
-            readme = readme[:a] + "\n" + blocks[key] + "\n" + readme[b:]
+    for key, markers in MARKERS.items():
+        if markers[0] in readme:
+            readme = fill(readme, markers, blocks[key])
     return readme
 
 
