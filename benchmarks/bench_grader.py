@@ -6,7 +6,8 @@ Model outputs are untrusted text, and a reward function that takes quadratic tim
 For each adversarial pattern, the grader's best-of-3 time on a text of n and of 8n characters is
 printed with their ratio: about 8 is linear, about 64 quadratic. Before the fix (2026-11-23) 14 kB of
 repeated unclosed "\\boxed{" took 2.5 s and 16k spaces 0.28 s (both quadratic); 1 MB never finished. Issue
-28 added runs of digits and digit groups ("7" x 20000 took about 25 s, 1 MB never returned).
+28 added runs of digits and digit groups ("7" x 20000 took about 25 s, 1 MB never returned); issue 38 the
+patterns of its new rules.
 """
 
 import time
@@ -39,10 +40,25 @@ PATTERNS = {
     "5 or (hedges)": "5 or ",
     "twenty-one (words, no digit)": "twenty-one and ",
     "= 5 is (working after the answer)": "= 5 is ",
+    # issue 38's rules: magnitudes, compound magnitudes, numbers and fractions in words, ranges, two spellings
+    "3M (magnitude suffixes)": "3M ",
+    "1 million 2 thousand (compound)": "1 million 2 thousand ",
+    "$3.5 billion (free text)": "worth $3.5 billion ",
+    "half a dozen (words)": "half a dozen and ",
+    "one quarter (fraction words)": "one quarter ",
+    "7 1/2. (mixed, free text)": "7 1/2. ",
+    "5-7 (ranges)": "5-7 ",
+    "between 8 and (ranges)": "between 8 and ",
+    "0.5 or 1/2 (one number twice)": "0.5 or 1/2 ",
+    "3 and a half": "3 and a half ",
 }
 PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0.", "5 million (scale words)": "#### ",
           "3,5 (decimal commas)": "the answer is ", "5 or (hedges)": "the answer is ",
-          "= 5 is (working after the answer)": "the answer is 3 "}
+          "= 5 is (working after the answer)": "the answer is 3 ", "3M (magnitude suffixes)": "the answer is ",
+          "1 million 2 thousand (compound)": "the answer is ", "half a dozen (words)": "the answer is ",
+          "one quarter (fraction words)": "the answer is ", "5-7 (ranges)": "the answer is ",
+          "between 8 and (ranges)": "the answer is ", "0.5 or 1/2 (one number twice)": "the answer is ",
+          "3 and a half": "the answer is "}
 SUFFIX = {"0 (a long decimal)": "1"}
 
 

@@ -11,8 +11,10 @@ canonical number string, or ``None``. Where it looks:
    and then says "that is wrong; the answer is 25" answered 25;
 2. a completion with no marker and no words (letters outside LaTeX commands), such as ``4 1/2``,
    ``2^3`` or ``10-3=7``, is read as one marker fragment;
-3. fallback: the last number anywhere in the text; in a text with no digit at all, the last number
-   written in words ("so there are thirty-six eggs" → 36).
+3. fallback: the last number anywhere in the text (a mixed number "7 1/2" and a magnitude in words,
+   "worth $3.5 billion", are one number there too; ranges are not read as hedges outside a marker:
+   "from 3 to 5 apples" reads 5); in a text with no digit at all, the last number written in words
+   ("so there are thirty-six eggs" → 36).
 
 Within a marker fragment the first number is the answer, the one the completion commits to, after
 four readings: a worked expression is read after its last "=" ("#### 3 + 4 = 7" → 7), but only the
@@ -20,12 +22,19 @@ expression up to the first word after its first number, so working shown after t
 answer ("The answer is 18. This is because 16 - 3 - 4 = 9 ..." → 18); a fragment that starts with
 "not" skips the negated number ("the answer is not 5, it is 6" → 6); a hedge between two numbers
 commits to neither ("either 5 or 6", "5, or maybe 6" → no answer, whatever the other markers say: a
-reward that accepted it would teach a policy to hedge); a fragment with no digit is read as number
-words ("#### five" → 5, "twenty-one", "one hundred and five", "seven and a half" → 7.5). Inside a
-marker, a scale word multiplies ("1.5 million" → 1500000) and a comma followed by one or two digits
-is a decimal comma ("3,5" → 3.5; "1,250" keeps its thousands comma). Forms read inside a fragment, the
-earliest-starting one first: ``\\frac{a}{b}`` and ``\\frac34``, mixed numbers ``2\\frac{1}{2}`` and
-``4 1/2`` (→ 4.5; a sign belongs to the whole: ``-1 1/2`` → -1.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
+reward that accepted it would teach a policy to hedge), and so does a range ("5-7 days", "4 to 6",
+"from 100 to 120", "between 8 and 10"), but one number spelt twice commits to it ("0.25 or 1/4" →
+0.25); a fragment that only denies a number ("the answer is not 9.") is no answer either; a fragment
+with no digit is read as number words ("#### five" → 5, "twenty-one", "one hundred and five", "a
+hundred and twenty", "seven and a half" → 7.5, "one half", "three quarters", "two dozen", "half a
+dozen" → 6). Inside a marker, a scale word multiplies ("1.5 million" → 1500000, "2 dozen" → 24,
+"$1.2 billion"), parts whose scales fall add up ("3 million 400 thousand" → 3400000), a magnitude
+suffix multiplies ("12k", "2.5M", "3B", "4bn"; a lower-case "m" is metres and is not one), "and a
+half" after digits adds ("3 and a half" → 3.5), a worked expression also ends at its sentence's
+full stop ("8. 8 + 2 = 10" → 8) and a comma followed by one or two digits is a decimal comma ("3,5"
+→ 3.5; "1,250" keeps its thousands comma). Forms read inside a fragment, the earliest-starting one
+first: ``\\frac{a}{b}`` and ``\\frac34``, mixed numbers ``2\\frac{1}{2}`` and ``4 1/2`` (→ 4.5, also
+before a full stop; a sign belongs to the whole: ``-1 1/2`` and ``- 1 1/2`` → -1.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
 ``\\cdot``, ``*``), ``\\sqrt{4}`` when the root is rational (an irrational root is not a number
 here), "a/b", and plain numbers. In free text (3) a power of a unit ("12 m^2") is not a number, nor is
 an irrational root. Numbers are read exactly (as fractions, never through binary floats or a 28-digit decimal context) and written back
@@ -80,14 +89,27 @@ _ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
 _NUM = r"(" + _MARKED_NUM + r")"
 _EXP = r"\^\s*(?:\{\s*([-+−]?\d{1,3})\s*\}|([-+−]?\d{1,3})(?!\d))"  # an exponent: ^3, ^{10}, ^{-2}
 _FRAC_SHORT_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*(\d)\s*(\d)")  # \frac34: one-digit arguments
-_MIXED_SIGN = r"(?:(?<![\d)])([-+−]))?"  # "-1 1/2" is -(1 + 1/2): the sign belongs to the whole mixed number
+# "-1 1/2" and "- 1 1/2" are -(1 + 1/2): the sign belongs to the whole mixed number
+_MIXED_SIGN = r"(?:(?<![\d)])([-+−])[ \t]?)?"
 _MIXED_TEX_RE = re.compile(r"(?<!\d)" + _MIXED_SIGN + r"(\d+)\s*\\[dt]?frac\s*(?:\{\s*(\d+)\s*\}|(\d))\s*"
                            r"(?:\{\s*(\d+)\s*\}|(\d))")
-_MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])" + _MIXED_SIGN + r"(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?![\d.])")
+_MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])" + _MIXED_SIGN + r"(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?!\d|\.\d)")  # "4 1/2." ends
 # inside an answer marker only: "1.5 million" (a scale word after a number), "3,5" (a decimal comma: one or two
 # digits after the comma and no further group; "1,250" stays a thousands comma)
-_SCALED_RE = re.compile(r"(?<![\d.,])(" + _SIGN + _BODY + r")\s*(thousand|million|billion|trillion)\b",
-                        re.IGNORECASE)
+_SCALE_WORD = r"(?:dozen|hundred|thousand|million|billion|trillion)"
+_SCALES_RUN = r"(" + _SCALE_WORD + r"(?:[ \t]+" + _SCALE_WORD + r")?)\b"  # "hundred thousand" is 10^5
+_SCALED_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")\s*" + _SCALES_RUN, re.IGNORECASE)
+# the next part of a compound magnitude: "3 million 400 thousand", "1 billion, 200 million and 5 thousand"
+_SCALED_NEXT_RE = re.compile(r"[ \t]*,?[ \t]*(?:and[ \t]+)?(" + _BODY + r")[ \t]*" + _SCALES_RUN, re.IGNORECASE)
+_SUFFIX_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")(k|K|M|B|bn)(?![A-Za-z\d])")
+_SUFFIXES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9}
+_AND_A_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")[ \t]+and[ \t]+an?[ \t]+(half|quarter)\b",
+                       re.IGNORECASE)  # "3 and a half"
+# a range commits to neither end: "5-7 days", "4 to 6", "100 – 120" after a number; "between 8 and 10"
+_RANGE_RE = re.compile(r"(?:-|[ \t]*(?:–|—|\bto\b)[ \t]*)[$]?\.?\d", re.IGNORECASE)
+_BETWEEN_RE = re.compile(r"\bbetween\s*$", re.IGNORECASE)
+_BETWEEN_AND_RE = re.compile(r"[ \t]*and[ \t]+[-+−$]?\.?\d", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"\.(?=\s)")
 # a power or a scientific form starts where a number starts, never inside a run of digits or of spaced digit
 # groups: tried at every position of a long run, each try rescanned the rest of it (quadratic time on
 # "7" x 20000, "111," x N, "1 000 000 ...", "0.000...1": the degenerate outputs RL produces)
@@ -96,13 +118,15 @@ _SCI_RE = re.compile(_NUM_START + _NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" 
 _POW_RE = re.compile(_NUM_START + _NUM + r"\s*" + _EXP)
 _DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,])")
 # "either 5 or 6", "5 or 6": a hedge between two numbers commits to neither
-_HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?[-+−$]?\.?\d", re.IGNORECASE)
+_HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?(?=[-+−$]?\.?\d)", re.IGNORECASE)
 _WORD2_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word of 2+ letters, not a LaTeX command
-_SCALE_WORDS = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
+                "trillion": 10**12}
 
 
 class _Hedge(str):
-    """What :func:`_marked_number` returns for "either 5 or 6": an answer marker that commits to no number."""
+    """What :func:`_marked_number` returns for "either 5 or 6", "5-7", "between 8 and 10" or "not 9" alone: an
+    answer marker that commits to no number (the completion then has no answer, whatever else it says)."""
 
 
 HEDGE = _Hedge("hedge")
@@ -113,7 +137,8 @@ _LATEX_CMD_RE = re.compile(r"\\[A-Za-z]+")
 _ONES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4}
 _WORD_RE = re.compile(r"[a-z]+", re.IGNORECASE)
 
 
@@ -173,38 +198,56 @@ def _frac_value(m: re.Match) -> str | None:
 
 
 def _words_number(fragment: str) -> str | None:
-    """Number words at the start of a fragment: "five", "twenty-one", "one hundred and five", "3 thousand" is not
-    handled (it has a digit and is read as a number). None when the fragment does not start with one."""
-    total, current, seen = 0, 0, False
+    """Number words at the start of a fragment, or None when it does not start with one: "five", "twenty-one",
+    "one hundred and five", "a hundred and twenty", "two dozen", "half a dozen", "seven and a half", "one
+    quarter", "three quarters" ("3 thousand" has a digit and is read as a number)."""
+    total, current, seen = 0, Fraction(0), False
+    pending = None  # "a" (1) or "half a" (1/2) before a scale or fraction word: "a dozen", "half a dozen"
+    w = ""
     for m in _WORD_RE.finditer(fragment.replace("-", " ")):
         gap = fragment[m.start() - 1] if m.start() else " "
-        w = m.group(0).lower()
-        if seen and gap not in " -":
+        before, w = w, m.group(0).lower()  # the word before (a slice of the text before would be quadratic)
+        if (seen or pending is not None) and gap not in " -":
             break
-        if w in _ONES:
+        if w in _ONES and pending is None:
             current += _ONES[w]
-        elif w in _TENS:
+        elif w in _TENS and pending is None:
             current += _TENS[w]
-        elif w in _SCALES and seen:
-            if _SCALES[w] == 100:
-                current *= 100
+        elif w in _SCALES and (seen or pending is not None):
+            count = current if seen else pending
+            if _SCALES[w] <= 100:  # "two dozen", "three hundred": the count so far is multiplied
+                current = count * _SCALES[w]
             else:
-                total, current = total + current * _SCALES[w], 0
+                total, current = total + count * _SCALES[w], Fraction(0)
+            pending = None
         elif w == "and" and seen:
             continue
-        elif w == "a" and seen and fragment[:m.start()].rstrip().lower().endswith("and"):
+        elif w in ("a", "an") and seen and before == "and":
             continue  # "seven and a half"
-        elif w in ("half", "quarter") and seen and fragment[:m.start()].rstrip().lower().endswith(" a"):
-            return canonical(total + current + Fraction(1, 2 if w == "half" else 4))
+        elif w in ("a", "an") and not seen and pending is None:
+            pending = Fraction(1)  # "a hundred", "a dozen", "a quarter"
+            continue
+        elif w == "half" and not seen and pending is None:
+            pending = Fraction(1, 2)  # "half a dozen"
+            continue
+        elif w == "a" and pending == Fraction(1, 2) and before == "half":
+            continue
+        elif w in _FRACTION_WORDS and seen and before in ("a", "an"):
+            return canonical(total + current + Fraction(1, _FRACTION_WORDS[w]))  # "four and a quarter"
+        elif w in _FRACTION_WORDS and (seen or pending == 1):
+            count = (total + current) if seen else pending  # "one half", "three quarters", "a quarter"
+            return canonical(count / _FRACTION_WORDS[w])
         else:
             break
         seen = True
-    return canonical(Fraction(total + current)) if seen else None
+    return canonical(total + current) if seen else None
 
 
 _NUMBER_WORD = "|".join([*_ONES, *_TENS, *_SCALES])
-_WORDS_RUN_RE = re.compile(r"\b(?:" + _NUMBER_WORD + r")(?:(?:[ -]+(?:and[ ]+)?)(?:" + _NUMBER_WORD + r"))*\b"
-                           r"(?:[ ]+and[ ]+a[ ]+(?:half|quarter)\b)?", re.IGNORECASE)
+_WORDS_RUN_RE = re.compile(r"(?:\b(?:half[ ]+)?an?[ ]+(?=(?:" + "|".join(_SCALES) + r"|half|quarter)\b))?"
+                           r"\b(?:" + _NUMBER_WORD + r")(?:(?:[ -]+(?:and[ ]+)?)(?:" + _NUMBER_WORD + r"))*\b"
+                           r"(?:[ ]+and[ ]+a[ ]+(?:half|quarter)\b|[ ]+(?:" + "|".join(_FRACTION_WORDS) + r")\b)?",
+                           re.IGNORECASE)
 
 
 def _last_words_number(text: str) -> str | None:
@@ -213,6 +256,30 @@ def _last_words_number(text: str) -> str | None:
     for last in _WORDS_RUN_RE.finditer(text):
         pass
     return _words_number(last.group(0)) if last is not None else None
+
+
+def _scale(words: str) -> int:
+    out = 1
+    for w in words.lower().split():
+        out *= _SCALE_WORDS[w]
+    return out
+
+
+def _scaled(text: str, m: re.Match) -> tuple[int, Fraction] | None:
+    """``(end, value)`` of the magnitude that ``m`` (:data:`_SCALED_RE`) starts: "1.5 million" → 1500000, and
+    its next parts while their scales fall ("3 million 400 thousand" → 3400000; at most a few parts, so a long
+    run of them is still read in linear time)."""
+    x = _fraction(m.group(1))
+    if x is None:
+        return None
+    scale = _scale(m.group(2))
+    value, end = x * scale, m.end()
+    while True:
+        nxt = _SCALED_NEXT_RE.match(text, end)
+        if nxt is None or _scale(nxt.group(2)) >= scale or _fraction(nxt.group(1)) is None:
+            return end, value
+        scale = _scale(nxt.group(2))
+        value, end = value + _fraction(nxt.group(1)) * scale, nxt.end()
 
 
 def _power(base: str, exp: str | None) -> str | None:
@@ -253,9 +320,18 @@ def _candidates(fragment: str):
         if 0 < a < b:  # a proper fraction after a whole number: "4 1/2"
             yield m.start(), -len(m.group(0)), signed(m.group(1), whole + Fraction(a, b))
     for m in _SCALED_RE.finditer(fragment):
+        scaled = _scaled(fragment, m)
+        if scaled is not None:
+            yield m.start(), -(scaled[0] - m.start()), canonical(scaled[1])
+    for m in _SUFFIX_RE.finditer(fragment):
         x = _fraction(m.group(1))
         if x is not None:
-            yield m.start(), -len(m.group(0)), canonical(x * _SCALE_WORDS[m.group(2).lower()])
+            yield m.start(), -len(m.group(0)), canonical(x * _SUFFIXES[m.group(2)])
+    for m in _AND_A_RE.finditer(fragment):
+        x = _fraction(m.group(1))
+        if x is not None:
+            half = Fraction(1, 2 if m.group(2).lower() == "half" else 4)
+            yield m.start(), -len(m.group(0)), canonical(x - half if x < 0 else x + half)
     for m in _DECIMAL_COMMA_RE.finditer(fragment):
         yield m.start(), -len(m.group(0)), normalize_number(f"{m.group(1)}.{m.group(2)}")
     for regex in (_FRAC_RE, _FRAC_SHORT_RE):
@@ -281,8 +357,10 @@ def _marked_number(fragment: str) -> str | None:
     digit = re.search(r"\d", fragment)
     if digit is not None:  # a worked expression is read for its result, "3 + 4 = 7" -> 7, but only the expression
         word = _WORD2_RE.search(fragment, digit.start())  # the answer commits to: what follows the first word
-        expression = fragment[:word.start()] if word else fragment  # after a number ("18. This is because
-        if "=" in expression:  # 16 - 3 - 4 = 9 ...") is working shown after the answer, not the answer
+        stop = _SENTENCE_END_RE.search(fragment, digit.start())  # after a number, or the sentence's end ("18.
+        ends = [x.start() for x in (word, stop) if x is not None]  # This is because 16 - 3 - 4 = 9 ...", "8. 8 +
+        expression = fragment[:min(ends)] if ends else fragment  # 2 = 10") is working shown after the answer
+        if "=" in expression:
             fragment = expression.rsplit("=", 1)[1]
     negated = _NOT_RE.match(fragment)
     if negated:  # "not 5, it is 6": the first number is the one denied
@@ -291,10 +369,18 @@ def _marked_number(fragment: str) -> str | None:
         if first is None:
             return None
         fragment = rest[first[0] - first[1]:]
+        if min(_candidates(fragment), default=None) is None:
+            return HEDGE  # "the answer is not 9." and nothing else: it denies a number and commits to none
     best = min(_candidates(fragment), key=lambda c: c[:2], default=None)
     if best is not None:  # the earliest, longest form; None when that form has no exact value (sqrt(2), 1/0)
-        if _HEDGE_RE.match(fragment, best[0] - best[1]):
-            return HEDGE  # "5 or 6": no single answer
+        end = best[0] - best[1]
+        hedge = _HEDGE_RE.match(fragment, end)
+        if hedge:  # "5 or 6": no single answer; "0.25 or 1/4" names one number twice and commits to it
+            other = min(_candidates(fragment[hedge.end():]), key=lambda c: c[:2], default=None)
+            return best[2] if other is not None and other[0] == 0 and other[2] == best[2] else HEDGE
+        if _RANGE_RE.match(fragment, end) or (_BETWEEN_RE.search(fragment[max(0, best[0] - 12):best[0]])
+                                              and _BETWEEN_AND_RE.match(fragment, end)):
+            return HEDGE  # "5-7 days", "4 to 6", "between 8 and 10": a range commits to neither end
         return best[2]
     return _words_number(fragment) if not re.search(r"\d", fragment) else None
 
@@ -302,13 +388,23 @@ def _marked_number(fragment: str) -> str | None:
 def _last_number(text: str) -> str | None:
     text = _UNIT_POWER_RE.sub("", text.replace("{,}", ","))
     text = _SQRT_RE.sub(lambda m: f" {_sqrt(m.group(1)) or ''} ", text)  # sqrt(2) is not the number 2
-    last = None
+    ends = []  # (end, -start, value): the number that ends last wins, the longest (earliest-starting) of those
     for m in _FRAC_RE.finditer(text):
-        last = (m.end(), _frac_value(m))
+        ends.append((m.end(), -m.start(), _frac_value(m)))
+    for m in _MIXED_SLASH_RE.finditer(text):  # "7 1/2" is 7.5 (a lone "3/4" in free text is not read as one number)
+        whole, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if 0 < a < b:
+            x = whole + Fraction(a, b)
+            ends.append((m.end(), -m.start(), canonical(-x if m.group(1) in ("-", "−") else x)))
+    for m in _SCALED_RE.finditer(text):  # "worth $3.5 billion", "3 million 400 thousand"
+        scaled = _scaled(text, m)
+        if scaled is not None:
+            ends.append((scaled[0], -m.start(), canonical(scaled[1])))
+    last = max(ends, default=None)
     for m in _NUM_RE.finditer(text):
         if last is None or m.end() > last[0]:
-            last = (m.end(), normalize_number(m.group(0)))
-    return last[1] if last is not None else None
+            last = (m.end(), -m.start(), normalize_number(m.group(0)))
+    return last[2] if last is not None else None
 
 
 def _last_boxed(text: str) -> tuple[int, str] | None:
