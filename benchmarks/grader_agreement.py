@@ -6,7 +6,9 @@
 Three tables: tests/data/grader_cases.py (the case table the grader's rules were written against),
 tests/data/grader_heldout.py (written before the issue-28 rule change, whose misses the new rules were then
 written to fix), tests/data/grader_fresh.py (written after the change, before the grader first ran on it:
-the unseen-data figure) and tests/data/grader_heldout2.py (written before issue 38's rule change). None is edited to fit the grader; docs/benchmarks.md records the figures.
+the unseen-data figure) and tests/data/grader_heldout2.py (written before issue 38's rule change) and tests/data/grader_fresh2.py (written
+after it, before the grader first ran on it). None is edited to fit the grader; docs/benchmarks.md records the
+figures.
 """
 
 import sys
@@ -16,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
 
 from grader_cases import CASES  # noqa: E402
 from grader_fresh import FRESH  # noqa: E402
+from grader_fresh2 import FRESH2  # noqa: E402
 from grader_heldout import HELDOUT  # noqa: E402
 from grader_heldout2 import HELDOUT2  # noqa: E402
 
@@ -44,7 +47,8 @@ def agreement(cases, show: bool) -> tuple[int, int]:
 
 def main() -> None:
     show = "--misses" in sys.argv
-    for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH), ("held-out 2", HELDOUT2)):
+    for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH), ("held-out 2", HELDOUT2),
+                        ("fresh 2", FRESH2)):
         if show:
             print(f"{name}:")
         ours, theirs = agreement(cases, show)

@@ -123,10 +123,11 @@ def test_held_out_sets_agree_at_least_as_recorded():
     figures): a rule change may not lose a case silently, and grpo-lab stays ahead of math-verify."""
     from grader_fresh import FRESH
     from grader_heldout import HELDOUT
+    from grader_fresh2 import FRESH2
     from grader_heldout2 import HELDOUT2
 
-    # 2026-11-23, after the issue-28 rules; held-out 2: 2026-11-25, after the issue-38 rules (24 before them)
-    for cases, floor in ((HELDOUT, 63), (FRESH, 31), (HELDOUT2, 42)):
+    # 2026-11-23, after the issue-28 rules; held-out 2 and fresh 2: 2026-11-25, after the issue-38 rules
+    for cases, floor in ((HELDOUT, 63), (FRESH, 31), (HELDOUT2, 42), (FRESH2, 31)):
         ours = sum(is_correct(c, r) == want for c, r, want in cases)
         assert ours >= floor, f"{ours} of {len(cases)} (recorded: {floor})"
 
