@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 import threading
 from pathlib import Path
 
@@ -260,8 +261,13 @@ class DirLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                try:
-                    pid = os.read(fd, 32).decode(errors="replace").strip()
+                try:  # the owner writes its pid just after taking the lock: a racing caller may read the file
+                    pid = ""  # before that, so it waits a moment for the pid (issue 38: 1 of 299 racing callers
+                    for _ in range(50):  # was told "process (unknown)")
+                        pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                        if pid:
+                            break
+                        time.sleep(0.01)
                 finally:
                     os.close(fd)
                 raise self._in_use(pid) from None

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import as_number
+from ._checks import as_int, as_number
 
 LOSS_TYPES = ("grpo", "dapo", "bnpo", "dr_grpo")
 
@@ -82,6 +82,10 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     if advantages.shape[0] != logp.shape[0] or advantages.shape[1] not in (1, logp.shape[1]):
         raise ValueError(f"advantages of shape {tuple(advantages.shape)} do not fit logp of shape "
                          f"{tuple(logp.shape)}: one per completion, or one per token")
+    if max_completion_length is not None:
+        max_completion_length = as_int("max_completion_length", max_completion_length, minimum=1)
+    if isinstance(num_tokens, bool):
+        raise TypeError(f"num_tokens must be a number of tokens, got a bool ({num_tokens})")
     if loss_type == "dr_grpo" and (max_completion_length is None or max_completion_length < logp.shape[1]):
         raise ValueError("loss_type='dr_grpo' needs max_completion_length >= the number of tokens, "
                          f"got {max_completion_length!r} for {logp.shape[1]} tokens")

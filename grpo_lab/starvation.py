@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ._checks import as_number
+from ._checks import as_int, as_number
 from ._groups import group, group_stats, homogeneous
 from .advantages import DEFAULT_TAU, ESTIMATORS, compute_advantages
 
@@ -172,6 +172,10 @@ def filter_groups(rewards, G: int | None = None, tol: float = DEFAULT_TAU, *, fa
     (:func:`grpo_lab.trl.trainer_class`, ``sampling="dynamic"``) calls it on every generation round.
     """
     tol = as_number("tol", tol, low=0.0, low_open=True)
+    fail, success = as_number("fail", fail), as_number("success", success)
+    if abs(success - fail) < tol:
+        raise ValueError(f"fail ({fail:g}) and success ({success:g}) must differ by at least tol ({tol:g}): "
+                         "a group at one level would count as both all-fail and all-pass")
     g = group(rewards, G)
     stats = group_stats(g.values, g.valid)
     homog = homogeneous(stats, tol)
@@ -256,6 +260,7 @@ def signal_kept(rewards, G: int | None = None, methods=ESTIMATORS, atol: float =
     every completion. ``options`` map an estimator name to its keyword options, e.g.
     ``avspo={"threshold": 0.3}``. Introduced in notebook 03.
     """
+    atol = as_number("atol", atol, low=0.0)
     g = group(rewards, G)
     unknown = sorted(set(options) - set(methods))
     if unknown:
@@ -283,6 +288,7 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
       groups with exactly one success or exactly one failure (0/1 rewards): under GRPO one lucky success among
       G - 1 failures gets ``(G - 1)/sqrt(G)`` (issue 39, lesson 11). None where no completion has an advantage.
     """
+    atol = as_number("atol", atol, low=0.0)
     g = group(rewards, G)
     adv = torch.as_tensor(advantages, dtype=torch.float32).reshape(-1)
     if adv.numel() != g.values.numel():
@@ -342,6 +348,7 @@ def start_starvation(ev: dict, G: int) -> dict:
 def summarize_rows(history: list[dict], first: int = 10) -> dict:
     """Mean logged starvation (``starvation/acr``, ``all_fail``, ``all_pass``) over the first ``first``
     logged steps (``*_start``) and over the whole run (``*_run``)."""
+    first = as_int("first", first, minimum=1)
     def mean(key, rows):
         v = [r[key] for r in rows if r.get(key) is not None]
         return float(np.mean(v)) if v else float("nan")

@@ -100,3 +100,34 @@ def test_an_atomic_write_gives_the_mode_a_plain_write_would(tmp_path):
         assert stat.S_IMODE(new.stat().st_mode) == 0o664 and new.read_text().strip().endswith("}")
     finally:
         os.umask(old)
+
+
+def test_a_caller_racing_the_owner_is_told_its_pid_not_unknown(tmp_path):
+    """Issue 38: the owner takes the flock, then writes its pid; a caller arriving in between read an empty file
+    and was told "process (unknown)" (1 of 299 racing callers). It now waits a moment for the pid."""
+    import fcntl
+    import os
+    import threading
+    import time
+
+    import pytest
+
+    from grpo_lab.io import DirLock
+
+    lock = tmp_path / ".lock"
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the owner holds the lock and has not written its pid yet
+
+    def write_pid_late():
+        time.sleep(0.1)
+        os.write(fd, b"424242")
+
+    t = threading.Thread(target=write_pid_late)
+    t.start()
+    try:
+        with pytest.raises(RuntimeError, match="in use by process 424242"):
+            with DirLock(tmp_path):
+                pass
+    finally:
+        t.join()
+        os.close(fd)

@@ -215,3 +215,21 @@ def test_the_issue_case_gives_minus_a_half():
     loss = grpo_loss(torch.zeros(2, 3), torch.zeros(2, 3), torch.tensor([1.0, float("nan")]),
                      torch.tensor([[1.0, 1, 1], [0, 0, 0]]))
     assert float(loss) == pytest.approx(-0.5)
+
+
+def test_integer_options_are_type_checked():
+    """Issue 38 (the smaller probes): max_completion_length=2.5 or True was reported as too short, and
+    num_tokens=True was taken as one token; each is now a TypeError naming the option. Integer values for the
+    float options (epsilon_low=1, beta=0) stay accepted: an int is a number."""
+    import pytest
+    import torch
+
+    from grpo_lab.loss import grpo_loss
+
+    lp, m, a = torch.zeros(2, 3), torch.ones(2, 3), torch.tensor([1.0, -1.0])
+    for bad in (2.5, True):
+        with pytest.raises(TypeError, match="max_completion_length"):
+            grpo_loss(lp, lp, a, m, loss_type="dr_grpo", max_completion_length=bad)
+    with pytest.raises(TypeError, match="num_tokens"):
+        grpo_loss(lp, lp, a, m, loss_type="dapo", num_tokens=True)
+    assert float(grpo_loss(lp, lp, a, m, epsilon_low=1, beta=0)) == 0.0

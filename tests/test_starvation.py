@@ -129,3 +129,34 @@ def test_batch_metrics_name_the_largest_advantage_and_the_share_of_near_degenera
     assert batch_metrics(torch.zeros(8), torch.zeros(8), 4)["near_degenerate_share"] is None  # no signal at all
     graded = batch_metrics(torch.tensor([0.5, 0.2, 0.9, 0.1]), torch.tensor([0.1, -0.2, 0.3, -0.2]), 2)
     assert graded["near_degenerate_share"] is None and graded["max_advantage_successes"] is None
+
+
+def test_option_checks_of_the_starvation_helpers_name_the_option():
+    """Issue 38 (the smaller probes): a NaN or infinite failure level, failure and success levels that cannot be
+    told apart, a negative or NaN atol and a first-steps count below 1 were accepted (or ended in a bare
+    ZeroDivisionError); each is now refused by name."""
+    import math
+
+    import pytest
+    import torch
+
+    from grpo_lab.starvation import batch_metrics, collapse_rate, filter_groups, signal_kept, summarize_rows
+
+    r = torch.tensor([1.0, 0, 0, 0, 1, 1, 1, 1])
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="fail"):
+            collapse_rate(r, 4, fail=bad)
+        with pytest.raises(ValueError, match="success"):
+            filter_groups(r, 4, success=bad)
+    with pytest.raises(TypeError, match="fail"):
+        collapse_rate(r, 4, fail="0")
+    with pytest.raises(ValueError, match="must differ"):
+        filter_groups(r, 4, fail=1.0, success=1.0)
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="atol"):
+            signal_kept(r, 4, atol=bad)
+        with pytest.raises(ValueError, match="atol"):
+            batch_metrics(r, torch.zeros(8), 4, atol=bad)
+    with pytest.raises(ValueError, match="first"):
+        summarize_rows([{"step": 0}], first=0)
+    assert collapse_rate(r, 4).acr == 0.5  # the defaults still work
