@@ -253,6 +253,34 @@ def mean_p(values, value: float = 0.0) -> float:
     return min(1.0, _two_tails(abs(d) / se, float(v.size - 1)))
 
 
+def paired_bootstrap(a, b, resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
+                     ) -> tuple[float, float, float]:
+    """``(mean(a - b), lo, hi)``: the mean of a paired difference over items (problems) and its percentile interval
+    from ``resamples`` bootstrap resamples of the items (drawn with replacement, one generator seeded ``seed``, so
+    the interval is reproducible). ``a[i]`` and ``b[i]`` are two methods' scores on item ``i`` (e.g. pass@1 per
+    problem, averaged over seeds): the interval covers the choice of problems, which an interval over seeds does
+    not (a study's fixed problem set is one draw from the task). Introduced for study 2's planned comparisons
+    (docs/results/smollm2-study2/PLAN.md)."""
+    a, b = _sample(a, "paired_bootstrap"), _sample(b, "paired_bootstrap")
+    if a.size != b.size:
+        raise ValueError(f"paired_bootstrap pairs item by item: got {a.size} and {b.size} items")
+    if a.size < 2:
+        raise ValueError(f"paired_bootstrap needs at least 2 items, got {a.size}")
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 100:
+        raise ValueError(f"resamples must be a whole number >= 100, got {resamples!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    d = a - b
+    rng = np.random.default_rng(seed)
+    means = np.empty(int(resamples))
+    for start in range(0, int(resamples), 1000):  # in blocks: 10,000 x 200 indices at once is 16 MB
+        n = min(1000, int(resamples) - start)
+        means[start:start + n] = d[rng.integers(0, d.size, size=(n, d.size))].mean(axis=1)
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(means, [tail, 1 - tail])
+    return float(d.mean()), float(lo), float(hi)
+
+
 def holm(pvalues, alpha: float = 0.05) -> list[bool]:
     """Holm's step-down correction: which of the hypotheses with these p-values are rejected at family-wise error
     ``alpha`` (sorted ascending, the i-th smallest compared with alpha / (m - i); stop at the first that is not

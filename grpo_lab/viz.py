@@ -604,11 +604,12 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
 
 
 def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "change from the start",
-                   title: str | None = None, floor: float = 0.05) -> Figure:
+                   title: str | None = None, floor: float = 0.05, same_scale: bool = False) -> Figure:
     """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 11, the harm report):
     ``panels[panel title][arm] = [change per seed]``. Dots are seeds; a diamond and bar the mean and its 95%
     t-interval over seeds (two seeds or more); a dotted line at 0 (no change). Every arm keeps its column, finished
-    or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it. ``colours``:
+    or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it, and with
+    ``same_scale`` every panel spans the largest (panels of one measure, e.g. one per learning rate). ``colours``:
     ``{arm: a label of :func:`style`}`` (an arm trained by grpo in the grpo colour)."""
     from .stats import mean_ci
 
@@ -617,8 +618,9 @@ def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "cha
     axes = np.atleast_1d(axes)
     arms = list(dict.fromkeys(a for t in titles for a in panels[t]))
     ns = set()
+    common = max([floor, *(abs(float(x)) for t in titles for v in panels[t].values() for x in v)])
     for ax, t in zip(axes, titles):
-        span = floor
+        span = common if same_scale else floor
         for i, arm in enumerate(arms):
             v = [float(x) for x in panels[t].get(arm, [])]
             span = max([span, *np.abs(v)])

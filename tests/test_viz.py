@@ -121,3 +121,15 @@ def test_a_series_equal_to_one_drawn_before_stays_visible():
     assert "grpo" in labels and "sign (same as grpo)" in labels and "rloo" in labels, labels
     sign = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "sign (same as grpo)"][0]
     assert sign.get_linestyle() != "-"  # dashed, so the grpo line under it shows through
+
+
+def test_changes_by_arm_can_share_one_scale_across_panels():
+    """Study 2's figure: one panel per learning rate of the same measure. Each panel scaled to its own values made a
+    change of -0.05 at lr 1e-3 look as large as +0.6 at lr 1e-4; with same_scale every panel spans the largest."""
+    panels = {"lr 1e-4": {"grpo": [0.6, 0.65], "sign": [0.5, 0.55]}, "lr 1e-3": {"grpo": [-0.05], "sign": []}}
+    own = viz.changes_by_arm(panels)
+    assert own.axes[1].get_ylim()[1] < 0.1  # the default: each panel its own span
+    fig = viz.changes_by_arm(panels, same_scale=True)
+    assert_readable(fig)
+    assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()
+    assert fig.axes[1].get_ylim()[1] >= 0.65
