@@ -59,7 +59,7 @@ assert gaps["Beta(0.5, 0.5)"].gap > gaps["uniform"].gap  # mass at the extremes 
 # %% [markdown]
 # ## 2. The regime arXiv 2605.07689 reports
 #
-# The paper reports, for a small model on GSM8K: at **G = 2, 0.90 of groups degenerate against
+# The paper reports, for Qwen3.5-9B on GSM8K: at **G = 2, 0.90 of groups degenerate against
 # 0.56 predicted** by the i.i.d. formula, with **57.5% of prompts at p = 0**; and **0.69 at G = 4**.
 #
 # Can one population of prompts explain both figures?

@@ -91,7 +91,7 @@ checks.check_reward_function(my_reward)
 # We sample every held-out problem several times at temperature 1 (as `GRPOTrainer` does) and
 # estimate, without bias, how many groups of G would be degenerate: with c correct out of n
 # samples, C(c,G)/C(n,G) estimates p^G (see `start_starvation`). The claim we test, after
-# arXiv 2605.07689 (0.69 of groups degenerate at G = 4 for a small model on GSM8K): at least
+# arXiv 2605.07689 (0.69 of groups degenerate at G = 4 in Qwen3.5-9B's GSM8K training): at least
 # half of this model's groups are degenerate at G = 4.
 
 # %%

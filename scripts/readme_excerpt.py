@@ -31,7 +31,7 @@ MARKERS = {"excerpt": ("<!-- report-excerpt:begin -->", "<!-- report-excerpt:end
 STUDY = "smollm2-study-lr*"  # the real-model study (issue 26): one comparison per learning rate
 EQUAL = "smollm2-study-equalgen-lr*"  # dapo stopped at the completions 16 steps of grpo generate, per learning rate
 BF16 = "smollm2-study-bf16-lr*"  # grpo with bfloat16 weights, the same seeds: does it learn like float32?
-PAPER = ("arXiv 2605.07689 (a small model on GSM8K, G = 4, 7 seeds): Sign 73.8% against normalised group-mean "
+PAPER = ("arXiv 2605.07689 (Qwen3.5-9B on GSM8K, G = 4, 7 seeds): Sign 73.8% against normalised group-mean "
          "Dr.GRPO 28.4%, with the learning rate not controlled across methods")
 CELL = re.compile(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]")
 

@@ -136,3 +136,18 @@ def test_a_bad_share_is_refused_before_anything_is_made(tmp_path, capsys):
         main(["profile", "--out", str(tmp_path), "--share", "1.5"])
     assert "--share must lie strictly between 0 and 1" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_the_dynamic_sampling_advice_says_which_way_the_naive_guess_errs():
+    """The profile's advice said the naive 1/(1 - D) "underestimates" the rounds even where it was larger (8.48
+    against 7.63 at D = 0.88, where the cap of 8 rounds binds): it now says which way it errs, from the numbers."""
+    from grpo_lab.profile import advice
+
+    def line(D):
+        s = {"degenerate": {4: {"real": D, "all_fail": D / 2}}, "share": 0.5, "smallest_G_for_share": 8,
+             "n_samples": 8, "never_solved": 0.1}
+        return next(x for x in advice(s, 32) if x.startswith("**Dynamic sampling**"))
+
+    assert "2.56 underestimates it" in line(0.61)
+    high = line(0.88)
+    assert "8.33 overestimates it here, since the cap of 8 rounds binds" in high and "underestimates" not in high
