@@ -229,7 +229,10 @@ def deviations(summary: dict) -> list[str]:
           + (f"every run and start here records the same one ({summary['graders'][0]})."
              if len(summary["graders"]) == 1 else
              f"yet the runs here record {len(summary['graders'])} graders ({', '.join(summary['graders'])}): their "
-             "scores are not comparable without regrading."),
+             "scores are not comparable without regrading.")
+          + " To go on with stage A the same way: `git worktree add --detach ../stage-a 139165c`, then in "
+            "`../stage-a`, with this directory's runs copied in, `PYTHONPATH=. grpo-lab compare --resume "
+            "docs/results/smollm2-study2/lr<rate>/<timestamp>`, and the finished runs copied back.",
           "- **The paper's model**: the plan calls arXiv 2605.07689's model \"a small model\"; its abstract names "
           "Qwen3.5-9B (and Llama-3.1-8B as a directional check). The replication report says so."]
     return md
