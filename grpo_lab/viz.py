@@ -328,24 +328,28 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
 
 
 def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None,
-          reference: tuple[float, str] | None = None, clip=(0.0, 1.0)) -> Figure:
+          reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025) -> Figure:
     """Final metric (mean, lo, hi) against a swept setting, one line per estimator or setting (notebooks 04, 05).
 
     Bars are 95% t-intervals over ``n_seeds`` seeds, clipped to ``clip`` (fractions by default; None: not
-    clipped); ticks sit at the swept values. ``reference``: a ``(value, label)`` drawn as a dotted horizontal
-    line (e.g. the starting policy's value).
+    clipped); ticks sit at the swept values, and each series is drawn ``dodge`` decades to the side of its
+    neighbour (centred on the tick), so two methods with the same value at a setting show two bars, not one
+    (issue 40: grpo and drgrpo both at 0.570 hid each other). ``reference``: a ``(value, label)`` drawn as a
+    dotted horizontal line (e.g. the starting policy's value).
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
     if reference is not None:
         st = style("start")
         ax.axhline(reference[0], color=st["color"], ls=st["ls"], lw=1, label=reference[1])
     seen: dict = {}
-    for label, rows in results.items():
+    n = len(results)
+    for i, (label, rows) in enumerate(results.items()):
         m, lo, hi = (np.asarray(v, dtype=float) for v in zip(*rows))
         if clip is not None:  # a fraction's interval drawn inside [0, 1], as the bands of the other figures
             lo, hi = np.clip(lo, *clip), np.clip(hi, *clip)
         st = style(label)
-        ax.errorbar(xs, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
+        shifted = np.asarray(xs, dtype=float) * 10 ** (dodge * (i - (n - 1) / 2))
+        ax.errorbar(shifted, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
                     capsize=2, label=_same_as(label, m, seen))
     ax.set_xscale("log")
     ax.set_xticks(list(xs), [f"{x:g}" for x in xs])

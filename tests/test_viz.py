@@ -133,3 +133,16 @@ def test_changes_by_arm_can_share_one_scale_across_panels():
     assert_readable(fig)
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()
     assert fig.axes[1].get_ylim()[1] >= 0.65
+
+
+def test_a_sweep_shows_two_bars_where_two_methods_have_the_same_value():
+    """Issue 40, item 6: in lesson 10's sweep grpo and drgrpo both had 0.570 at lr 1e-4 and one bar hid the other.
+    Each series is now drawn a little to the side (the ticks stay at the swept values)."""
+    xs = [1e-4, 3e-4]
+    same = [(0.57, 0.46, 0.68), (0.52, 0.28, 0.75)]
+    fig = viz.sweep(xs, {"grpo": same, "drgrpo": [(0.57, 0.46, 0.68), (0.6, 0.5, 0.7)]}, "learning rate", "greedy")
+    assert_readable(fig)
+    ax = fig.axes[0]
+    x0, x1 = (c.lines[0].get_xdata() for c in ax.containers)  # the two errorbar series, in order
+    assert x0[0] != x1[0] and abs(np.log10(x0[0] / x1[0])) < 0.1  # apart, and still at the same setting
+    assert list(ax.get_xticks()) == xs
