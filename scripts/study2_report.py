@@ -168,7 +168,8 @@ def starvation_figure(summary: dict, path: Path) -> None:
             ax = axes[i, j]
             if hist:
                 log_curves(hist, key, label, window=8, ax=ax)
-            ax.set_title(f"lr {rate}", fontsize=9)
+            seeds = ", ".join(f"{m} {len(summary['vals'][rate, m]['seeds'])}" for m in METHODS)
+            ax.set_title(f"lr {rate} (seeds: {seeds})", fontsize=9)  # the legend's n is the first panel's
             if (i or j) and ax.get_legend() is not None:
                 ax.get_legend().remove()
     fig.savefig(path)
