@@ -472,6 +472,25 @@ def carry_outputs(built: nbformat.NotebookNode, path: Path) -> nbformat.Notebook
     return old
 
 
+def cores_busy(seconds: float = 1.0) -> float:
+    """How many cores other work kept busy over the last ``seconds`` (from /proc/stat: not the load average, which
+    still counts the lesson executed just before); the 1-minute load average where /proc/stat is missing."""
+    import os
+
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # all jiffies, idle + iowait
+
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except OSError:
+        return os.getloadavg()[0]
+    return (1 - (i1 - i0) / max(t1 - t0, 1)) * (os.cpu_count() or 1)
+
+
 def execute(path: Path, src: Path) -> float:
     """Run a lesson top to bottom in its smoke mode and store the outputs and the execution record."""
     from nbclient import NotebookClient
@@ -480,7 +499,7 @@ def execute(path: Path, src: Path) -> float:
     nb = strip_outputs(nb)
     import os
 
-    busy = os.getloadavg()[0]  # other work on the cores before the kernel starts (a study running beside it)
+    busy = cores_busy()  # other work on the cores just before the kernel starts (a study running beside it)
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
                    ).execute()
@@ -489,7 +508,7 @@ def execute(path: Path, src: Path) -> float:
         if cell.cell_type == "code":
             cell.metadata.pop("execution", None)
     nb.metadata["grpo_lab"] = {"executed": datetime.date.today().isoformat(), "seconds": round(seconds),
-                               "mode": "smoke, CPU", "cores": os.cpu_count(), "load_before": round(busy, 1),
+                               "mode": "smoke, CPU", "cores": os.cpu_count(), "busy_cores": round(busy, 1),
                                "inputs": inputs_hash(src)}
     path.write_text(nbformat.writes(nb) + "\n")
     return seconds
@@ -501,7 +520,7 @@ def _run_time(src) -> str:
     meta = nbformat.read(path, as_version=4).metadata.get("grpo_lab", {}) if path.is_file() else {}
     if "seconds" not in meta:
         return "not executed yet"
-    load = meta.get("load_before")  # "busy": other work held the load at 0.5 or more before it started
+    load = meta.get("busy_cores")  # "busy": other work kept half a core or more busy just before it started
     busy = " busy" if load is not None and load >= 0.5 else ""
     cores = f" on {meta['cores']}{busy} cores" if meta.get("cores") else ""
     return f"{meta['seconds']} s{cores} ({meta['executed']})"
