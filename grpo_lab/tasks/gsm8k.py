@@ -96,7 +96,9 @@ _MIXED_TEX_RE = re.compile(r"(?<!\d)" + _MIXED_SIGN + r"(\d+)\s*\\[dt]?frac\s*(?
 _MIXED_SLASH_RE = re.compile(r"(?<![\d.,/])" + _MIXED_SIGN + r"(\d+)[ \t]+(\d+)\s*/\s*(\d+)(?!\d|\.\d)")  # "4 1/2." ends
 # inside an answer marker only: "1.5 million" (a scale word after a number), "3,5" (a decimal comma: one or two
 # digits after the comma and no further group; "1,250" stays a thousands comma)
-_SCALE_WORD = r"(?:dozen|hundred|thousand|million|billion|trillion)"
+_SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
+                "trillion": 10**12}  # "2 dozen", "1.5 million"; number words know every one but trillion (_SCALES)
+_SCALE_WORD = "(?:" + "|".join(_SCALE_WORDS) + ")"
 _SCALES_RUN = r"(" + _SCALE_WORD + r"(?:[ \t]+" + _SCALE_WORD + r")?)\b"  # "hundred thousand" is 10^5
 _SCALED_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")\s*" + _SCALES_RUN, re.IGNORECASE)
 # the next part of a compound magnitude: "3 million 400 thousand", "1 billion, 200 million and 5 thousand"
@@ -120,8 +122,6 @@ _DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,
 # "either 5 or 6", "5 or 6": a hedge between two numbers commits to neither
 _HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?(?=[-+−$]?\.?\d)", re.IGNORECASE)
 _WORD2_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word of 2+ letters, not a LaTeX command
-_SCALE_WORDS = {"dozen": 12, "hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9,
-                "trillion": 10**12}
 
 
 class _Hedge(str):
@@ -137,7 +137,7 @@ _LATEX_CMD_RE = re.compile(r"\\[A-Za-z]+")
 _ONES = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_SCALES = {w: v for w, v in _SCALE_WORDS.items() if w != "trillion"}
 _FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4}
 _WORD_RE = re.compile(r"[a-z]+", re.IGNORECASE)
 
@@ -276,10 +276,11 @@ def _scaled(text: str, m: re.Match) -> tuple[int, Fraction] | None:
     value, end = x * scale, m.end()
     while True:
         nxt = _SCALED_NEXT_RE.match(text, end)
-        if nxt is None or _scale(nxt.group(2)) >= scale or _fraction(nxt.group(1)) is None:
+        part = _fraction(nxt.group(1)) if nxt is not None else None
+        if part is None or _scale(nxt.group(2)) >= scale:
             return end, value
         scale = _scale(nxt.group(2))
-        value, end = value + _fraction(nxt.group(1)) * scale, nxt.end()
+        value, end = value + part * scale, nxt.end()
 
 
 def _power(base: str, exp: str | None) -> str | None:
@@ -303,22 +304,30 @@ def _sqrt(token: str) -> str | None:
     return canonical(Fraction(rn, rd)) if rn * rn == x.numerator and rd * rd == x.denominator else None
 
 
+def _signed(sign, x: Fraction) -> str:
+    return canonical(-x if sign in ("-", "−") else x)
+
+
+def _mixed_slash(m: re.Match) -> str | None:
+    """The value of a :data:`_MIXED_SLASH_RE` match, "4 1/2" → 4.5 with its sign, or None when the fraction is not a
+    proper one after a whole number ("4 3/2" is not a mixed number)."""
+    whole, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
+    return _signed(m.group(1), whole + Fraction(a, b)) if 0 < a < b else None
+
+
 def _candidates(fragment: str):
     """``(start, -length, value)`` for every number form of a marker fragment (see the module doc)."""
     def exp_of(m, i):
         return m.group(i) if m.group(i) is not None else m.group(i + 1)
 
-    def signed(sign, x):
-        return canonical(-x if sign in ("-", "−") else x)
-
     for m in _MIXED_TEX_RE.finditer(fragment):
         whole, a, b = m.group(2), m.group(3) or m.group(4), m.group(5) or m.group(6)
         if int(b) != 0:
-            yield m.start(), -len(m.group(0)), signed(m.group(1), Fraction(int(whole)) + Fraction(int(a), int(b)))
+            yield m.start(), -len(m.group(0)), _signed(m.group(1), Fraction(int(whole)) + Fraction(int(a), int(b)))
     for m in _MIXED_SLASH_RE.finditer(fragment):
-        whole, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        if 0 < a < b:  # a proper fraction after a whole number: "4 1/2"
-            yield m.start(), -len(m.group(0)), signed(m.group(1), whole + Fraction(a, b))
+        value = _mixed_slash(m)
+        if value is not None:
+            yield m.start(), -len(m.group(0)), value
     for m in _SCALED_RE.finditer(fragment):
         scaled = _scaled(fragment, m)
         if scaled is not None:
@@ -369,9 +378,9 @@ def _marked_number(fragment: str) -> str | None:
         if first is None:
             return None
         fragment = rest[first[0] - first[1]:]
-        if min(_candidates(fragment), default=None) is None:
-            return HEDGE  # "the answer is not 9." and nothing else: it denies a number and commits to none
     best = min(_candidates(fragment), key=lambda c: c[:2], default=None)
+    if negated and best is None:
+        return HEDGE  # "the answer is not 9." and nothing else: it denies a number and commits to none
     if best is not None:  # the earliest, longest form; None when that form has no exact value (sqrt(2), 1/0)
         end = best[0] - best[1]
         hedge = _HEDGE_RE.match(fragment, end)
@@ -392,10 +401,9 @@ def _last_number(text: str) -> str | None:
     for m in _FRAC_RE.finditer(text):
         ends.append((m.end(), -m.start(), _frac_value(m)))
     for m in _MIXED_SLASH_RE.finditer(text):  # "7 1/2" is 7.5 (a lone "3/4" in free text is not read as one number)
-        whole, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        if 0 < a < b:
-            x = whole + Fraction(a, b)
-            ends.append((m.end(), -m.start(), canonical(-x if m.group(1) in ("-", "−") else x)))
+        value = _mixed_slash(m)
+        if value is not None:
+            ends.append((m.end(), -m.start(), value))
     for m in _SCALED_RE.finditer(text):  # "worth $3.5 billion", "3 million 400 thousand"
         scaled = _scaled(text, m)
         if scaled is not None:
