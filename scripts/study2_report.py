@@ -74,7 +74,7 @@ def summarise(data: dict) -> dict:
             vals[rate, m] = dict(seeds=sorted(d["runs"][m]), pass1=[r["eval"]["pass_at_k"]["1"] for r in runs],
                                  greedy=[r["eval"]["greedy"] for r in runs],
                                  problems=[per_problem(r["eval"]) for r in runs],
-                                 histories=[r["history"] for r in runs], results=runs)
+                                 results=runs)
     done = sum(len(v["seeds"]) for v in vals.values())
     complete = all(len(v["seeds"]) == SEEDS for v in vals.values())
     rows = planned(vals) if complete else None
@@ -162,7 +162,8 @@ def starvation_figure(summary: dict, path: Path) -> None:
     fig, axes = _fig(ncols=len(RATES), nrows=2, height=6.4, width=10.5,
                      title="Study 2: degenerate training groups over training (moving average over 8 steps)")
     for j, rate in enumerate(RATES):
-        hist = {m: summary["vals"][rate, m]["histories"] for m in METHODS if summary["vals"][rate, m]["histories"]}
+        hist = {m: [r["history"] for r in summary["vals"][rate, m]["results"]] for m in METHODS
+                if summary["vals"][rate, m]["results"]}
         for i, (key, label) in enumerate((("starvation/all_fail", "all-fail fraction of groups"),
                                           ("starvation/all_pass", "all-pass fraction of groups"))):
             ax = axes[i, j]
