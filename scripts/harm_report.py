@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, holm, mean_ci, mean_p  # noqa: E402
+from paired_report import engine_finding  # noqa: E402
 from readme_excerpt import fill, write_or_check  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "harm"
@@ -326,7 +327,7 @@ def render(data: dict, summary: dict) -> str:
            "their result.", "",
            "## The engine", "",
            "Every arm ran on vLLM rollouts (the fast path). The paired run's extension found F - P on greedy accuracy "
-           "-0.062 [-0.185, +0.060] over seeds 4-11 and -0.083 [-0.182, +0.016] over 12 seeds "
+           f"{engine_finding()} "
            "([REPORT](../smollm2-fastpath-paired/REPORT.md)): not separated, its point estimate below 0. It is "
            "common to every arm, so it shifts the start-to-after changes alike and cancels in the differences "
            "between arms; a comparison with the start could carry part of it.", ""]
