@@ -608,13 +608,15 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
 
 
 def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "change from the start",
-                   title: str | None = None, floor: float = 0.05, same_scale: bool = False) -> Figure:
+                   title: str | None = None, floor: float = 0.05, same_scale: bool = False,
+                   xlabel: str = "arm") -> Figure:
     """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 11, the harm report):
     ``panels[panel title][arm] = [change per seed]``. Dots are seeds; a diamond and bar the mean and its 95%
     t-interval over seeds (two seeds or more); a dotted line at 0 (no change). Every arm keeps its column, finished
     or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it, and with
     ``same_scale`` every panel spans the largest (panels of one measure, e.g. one per learning rate). ``colours``:
-    ``{arm: a label of :func:`style`}`` (an arm trained by grpo in the grpo colour)."""
+    ``{arm: a label of :func:`style`}`` (an arm trained by grpo in the grpo colour); ``xlabel`` names what the arms
+    are (e.g. "estimator")."""
     from .stats import mean_ci
 
     titles = list(panels)
@@ -638,7 +640,7 @@ def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "cha
         ax.set_ylim(-1.15 * span, 1.15 * span)
         ax.set_xlim(-0.5, len(arms) - 0.5)
         ax.set_xticks(range(len(arms)), arms, rotation=20, fontsize=8)
-        ax.set_xlabel("arm")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(t, fontsize=9)
     n = "/".join(map(str, sorted(ns))) or "none yet: an interval needs 2 seeds"

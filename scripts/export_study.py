@@ -35,17 +35,28 @@ def finished(run: Path, conf: dict) -> dict:
     return out
 
 
-def seed_row(r: dict) -> dict:
+def seed_row(r: dict, history=HISTORY, problems: bool = False) -> dict:
+    """One finished run's finals and its per-step ``history`` keys; with ``problems``, also each evaluation
+    problem's count of correct samples (``correct``, out of ``n_samples``), which a paired bootstrap needs."""
     ev = r["eval"]
     hist = r["history"]
-    return dict(seed=r["config"]["seed"], greedy=ev["greedy"],
-                pass_at_k={int(k): v for k, v in ev["pass_at_k"].items()},
-                steps=r.get("steps_done", len(hist)), completions=r.get("completions"),
-                train_seconds=r.get("train_seconds"), eval_seconds=r.get("eval_seconds"), dtype=r.get("dtype"),
-                history=[{k: h[k] for k in HISTORY if k in h} for h in hist])
+    row = dict(seed=r["config"]["seed"], greedy=ev["greedy"],
+               pass_at_k={int(k): v for k, v in ev["pass_at_k"].items()},
+               steps=r.get("steps_done", len(hist)), completions=r.get("completions"),
+               train_seconds=r.get("train_seconds"), eval_seconds=r.get("eval_seconds"), dtype=r.get("dtype"))
+    if problems:
+        row |= dict(n_samples=ev["n_samples"], correct=ev["correct"])
+    return row | dict(history=[{k: h[k] for k in history if k in h} for h in hist])
 
 
-def export(run: Path) -> dict:
+def key(run: Path) -> str:
+    """A comparison's name in the export: its path under docs/results (``smollm2-study-lr1e-4``,
+    ``smollm2-study2/lr1e-4/20261125-094414``), or its directory's name elsewhere."""
+    results = ROOT / "docs" / "results"
+    return run.relative_to(results).as_posix() if run.is_relative_to(results) else run.name
+
+
+def export(run: Path, history=HISTORY, problems: bool = False) -> dict:
     conf = read_config(run)
     base = conf["base"]
     start = read_json(run / "start.json", "start evaluation")
@@ -57,7 +68,7 @@ def export(run: Path) -> dict:
                 budget_completions=base.budget_completions, planned_seeds=conf["seeds"],
                 start=dict(greedy=start["greedy"], n_samples=start["n_samples"], correct=start["correct"],
                            pass_at_k={int(k): v for k, v in start["pass_at_k"].items() if int(k) in KS}),
-                methods={m: [seed_row(r) for r in rs] for m, rs in finished(run, conf).items()})
+                methods={m: [seed_row(r, history, problems) for r in rs] for m, rs in finished(run, conf).items()})
 
 
 def main(argv) -> int:
@@ -67,7 +78,7 @@ def main(argv) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    data = {Path(a).name: export(Path(a).resolve()) for a in argv}
+    data = {key(Path(a).resolve()): export(Path(a).resolve()) for a in argv}
     out.write_text(json.dumps(data, indent=1) + "\n")  # methods in the comparison's order
     for name, d in data.items():
         print(f"{name}: " + ", ".join(f"{m} {len(v)} seeds" for m, v in d["methods"].items()))

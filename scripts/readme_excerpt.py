@@ -216,9 +216,10 @@ def study_verdicts() -> str:
         best = {m: max(val, key=lambda lr: np.mean(val[lr][m])) for m in ("sign", "grpo")}
         ahead_any |= separated(val[best["sign"]]["sign"], val[best["grpo"]]["grpo"]) == "a"  # each at its best
         lines.append("- **In words**: " + "; ".join(said) + ". " + (
-            "Sign is ahead at neither learning rate, nor at its own best against GRPO at its best, so the learning "
-            "rate does not hide a Sign advantage here: the paper's gap in Sign's favour is not reproduced on this "
-            "model and task." if not ahead_any else
+            "Sign is ahead at neither of the two learning rates tried, nor each at its own best against GRPO at its "
+            "best: the paper's gap in Sign's favour is not reproduced in this pilot (128 completions per run, 32 "
+            "problems, uncorrected comparisons; study 2 asks again with a plan, three rates and 8× the training)."
+            if not ahead_any else
             "Sign is ahead at a shared learning rate or each at its best: see the lines above for where and by how "
             "much."))
     return "\n".join(lines)

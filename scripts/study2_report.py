@@ -25,6 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm, paired_bootstrap, seeds_needed  # noqa: E402
+from export_study import export  # noqa: E402
+from paired_report import engine_finding  # noqa: E402
 from readme_excerpt import fill, write_or_check  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "smollm2-study2"
@@ -34,6 +36,8 @@ METHODS = ("grpo", "sign")
 SEEDS = 6
 STEPS, PROMPTS, G = 64, 4, 4
 PILOT = ROOT / "grpo_lab" / "data" / "smollm2_study.json"  # the pilot (issue 26), as lesson 10 reads it
+DATA = ROOT / "grpo_lab" / "data" / "smollm2_study2.json"  # this study, as lesson 10 reads it
+HISTORY = ("step", "reward", "entropy", "starvation/all_fail", "starvation/all_pass", "starvation/frac_nonzero_adv")
 
 
 def comparison_dir(rate: str) -> Path | None:
@@ -114,30 +118,63 @@ def fmt(values) -> str:
     return fmt_ci(values) if values else "—"
 
 
-def finding(rows: list[dict]) -> str:
-    """The plan's reading of the three comparisons in words, from the unrounded numbers."""
-    parts = [f"at lr {r['rate']} sign − grpo {r['d']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] ({word(r)})"
-             for r in rows]
+def pilot_held(summary: dict) -> str:
+    """Whether the pilot's direction held: its sign - grpo in pass@1 at the two rates it shares with this study,
+    and its greedy verdict at 1e-4 (GRPO ahead, intervals apart) beside this study's greedy difference."""
+    d = json.loads(PILOT.read_text())
+    held, turned = [], []
+    for key, rate in (("smollm2-study-lr1e-4", "1e-4"), ("smollm2-study-lr3e-4", "3e-4")):
+        ms = d[key]["methods"]
+        pilot = np.mean([r["pass_at_k"]["1"] for r in ms["sign"]]) - np.mean([r["pass_at_k"]["1"] for r in ms["grpo"]])
+        here = np.mean(summary["vals"][rate, "sign"]["pass1"]) - np.mean(summary["vals"][rate, "grpo"]["pass1"])
+        (held if np.sign(pilot) == np.sign(here) else turned).append(f"lr {rate}")
+    ms = d["smollm2-study-lr1e-4"]["methods"]
+    pg = diff_ci([r["greedy"] for r in ms["sign"]], [r["greedy"] for r in ms["grpo"]])
+    g = diff_ci(summary["vals"]["1e-4", "sign"]["greedy"], summary["vals"]["1e-4", "grpo"]["greedy"])
+    direction = (f"the pilot's pass@1 direction held at {' and '.join(held)}" if held else
+                 "the pilot's pass@1 direction held at neither shared rate")
+    if turned:
+        direction += f" and turned at {' and '.join(turned)}"
+    return (f"{direction}, its greedy verdict at lr 1e-4 (GRPO ahead, {pg[0]:+.3f} [{pg[1]:+.3f}, {pg[2]:+.3f}], "
+            f"128 completions, 32 problems) {'did not' if g[1] < 0 < g[2] else 'did'} (here {g[0]:+.3f} [{g[1]:+.3f}, "
+            f"{g[2]:+.3f}])")
+
+
+def finding(summary: dict) -> str:
+    """The plan's reading of the three comparisons in words, from the unrounded numbers, and the pilot beside it."""
+    rows = summary["rows"]
+
+    def one(r: dict, first: bool) -> str:
+        if r["apart"]:
+            status = "Sign ahead" if r["lo"] > 0 else "GRPO ahead"
+        elif r["need"] is None:
+            status = "not separated; no seed count up to 1,000 would resolve it"
+        else:
+            status = (f"not separated; about {r['need']} seeds per method would resolve it" if first else
+                      f"not separated; about {r['need']} seeds")
+        return f"{r['d']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] at lr {r['rate']} ({status})"
+
+    parts = [one(r, i == 0) for i, r in enumerate(rows)]
     signs = {np.sign(r["d"]) for r in rows if r["d"] != 0}  # a difference of exactly 0 has no direction
-    lr = ("the sign of the difference changes with the learning rate and at least one rate is separated, so the "
-          "learning rate explains part of it" if len(signs) > 1 and any(r["apart"] for r in rows) else
-          "the plan's test for 'the learning rate explains it' (the sign of the difference changes between rates with "
-          "one of them separated) is not met")
-    ahead = [r for r in rows if r["apart"] and r["lo"] > 0]
-    verdict = ("Sign is ahead of GRPO at " + ", ".join(f"lr {r['rate']}" for r in ahead) if ahead else
-               "Sign is ahead of GRPO at no learning rate tried")
-    return (f"Pass@1 after 64 steps (1,024 training completions), 6 seeds, Holm over three: {'; '.join(parts)}. "
-            f"{verdict}; {lr}.")
+    lr = ("the learning rate explains part of it (the sign of the difference changes with it, one rate separated)"
+          if len(signs) > 1 and any(r["apart"] for r in rows) else
+          "the learning rate explains no difference (the plan's test: a sign change between rates, one separated)")
+    ahead = [r["rate"] for r in rows if r["apart"] and r["lo"] > 0]
+    behind = [r["rate"] for r in rows if r["apart"] and r["hi"] < 0]
+    verdict = "; ".join(([f"**Sign ahead at lr {', '.join(ahead)}**"] if ahead else []) +
+                        ([f"**GRPO ahead at lr {', '.join(behind)}**"] if behind else [])) or \
+        "**neither method ahead at any rate**"
+    return (f"Sign − GRPO in pass@1 after {STEPS * PROMPTS * G:,} training completions ({STEPS} steps), {SEEDS} seeds, "
+            f"Holm over the three rates: {', '.join(parts)}: {verdict}; {lr}; {pilot_held(summary)}.")
 
 
 def verdict(summary: dict, link: str) -> str:
-    head = ("**Does Sign beat GRPO on a real model?** (study 2: SmolLM2 on single-digit sums, 1,024 training "
-            f"completions per run, three learning rates; [replication report]({link}))")
+    head = f"**Does Sign beat GRPO on a real model?** (study 2, SmolLM2 on single-digit sums; [replication report]({link}))"
     if summary["rows"] is None:
         total = len(RATES) * len(METHODS) * SEEDS
         return (f"{head} In progress: {summary['done']} of {total} runs of stage A finished; no verdict yet (the "
                 f"plan's comparisons are read when all {total} are).")
-    return f"{head} {finding(summary['rows'])}"
+    return f"{head} {finding(summary)}"
 
 
 def figure(data: dict, summary: dict, path: Path) -> None:
@@ -148,7 +185,7 @@ def figure(data: dict, summary: dict, path: Path) -> None:
         start = data[rate]["start"]
         base = start["pass_at_k"]["1"] if start else 0.0
         panels[f"lr {rate}"] = {m: [v - base for v in summary["vals"][rate, m]["pass1"]] for m in METHODS}
-    fig = changes_by_arm(panels, ylabel="pass@1 after training minus the start", same_scale=True,
+    fig = changes_by_arm(panels, ylabel="pass@1 after training minus the start", same_scale=True, xlabel="estimator",
                          title="Study 2: pass@1 on 200 held-out single-digit sums after 1,024 training completions "
                                "(SmolLM2-135M)")
     fig.savefig(path)
@@ -203,7 +240,7 @@ def table(data: dict, summary: dict) -> list[str]:
 def differences(summary: dict) -> list[str]:
     md = ["| lr | sign − grpo, Welch 95% over seeds | p | paired bootstrap over problems (95%) | after Holm |",
           "|---|---|---|---|---|"]
-    rows = summary["rows"]
+    rows, apart_boot = summary["rows"], []
     for i, rate in enumerate(RATES):
         x, y = summary["vals"][rate, "sign"], summary["vals"][rate, "grpo"]
         if len(x["seeds"]) < 2 or len(y["seeds"]) < 2:
@@ -214,13 +251,22 @@ def differences(summary: dict) -> list[str]:
         holm_word = word(r) if rows else f"not read yet ({len(x['seeds'])} and {len(y['seeds'])} of {SEEDS} seeds)"
         md.append(f"| {rate} | {r['d']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] | {r['p']:.3g} | "
                   f"{b[0]:+.3f} [{b[1]:+.3f}, {b[2]:+.3f}] | {holm_word} |")
+        if (b[1] > 0 or b[2] < 0) and r["lo"] < 0 < r["hi"]:
+            apart_boot.append(rate)
+    if apart_boot:
+        md += ["", f"At lr {' and '.join(apart_boot)} the bootstrap over problems excludes 0 while the interval over "
+               "seeds does not: the 200 problems are not what makes the difference uncertain, the seeds are (each "
+               "decides the prompts drawn and the completions sampled, and the runs differ far more from seed to "
+               "seed than from problem to problem). The plan reads the interval over seeds."]
     return md
 
 
-ENGINE = ("Every run used vLLM rollouts (the fast path). The paired run's extension found F − P on greedy accuracy "
-          "−0.062 [−0.185, +0.060] over seeds 4–11 and −0.083 [−0.182, +0.016] over 12 seeds "
-          "([REPORT](../smollm2-fastpath-paired/REPORT.md)): not separated, its point estimate below 0. It is common "
-          "to both methods, so it cancels in sign − grpo; a comparison with the start could carry part of it.")
+def engine() -> str:
+    """The engine's paragraph: the paired run's extension, read from its runs (scripts/paired_report.py)."""
+    return ("Every run used vLLM rollouts (the fast path). The paired run's extension found F − P on greedy accuracy "
+            f"{engine_finding(minus='−', dash='–')} "
+            "([REPORT](../smollm2-fastpath-paired/REPORT.md)): not separated, its point estimate below 0. It is common "
+            "to both methods, so it cancels in sign − grpo; a comparison with the start could carry part of it.")
 
 
 def deviations(summary: dict) -> list[str]:
@@ -235,11 +281,57 @@ def deviations(summary: dict) -> list[str]:
              if len(summary["graders"]) == 1 else
              f"yet the runs here record {len(summary['graders'])} graders ({', '.join(summary['graders'])}): their "
              "scores are not comparable without regrading.")
-          + " To go on with stage A the same way: `git worktree add --detach ../stage-a 139165c`, then in "
-            "`../stage-a`, with this directory's runs copied in, `PYTHONPATH=. grpo-lab compare --resume "
-            "docs/results/smollm2-study2/lr<rate>/<timestamp>`, and the finished runs copied back.",
+          + " Stage B goes on the same way: `git worktree add --detach ../stage-a 139165c`, this directory's runs "
+            "copied into it, then there `PYTHONPATH=. grpo-lab compare --resume "
+            "docs/results/smollm2-study2/stageB/<item>/<timestamp>` (an item not started: PLAN.md's stage-B "
+            "command with `--out docs/results/smollm2-study2/stageB/<item>`), and the finished runs copied back.",
+          "- **Stage B's size**: the plan counts drgrpo, gpg and maxrl × seeds 0–5 as 24 runs; they are 18. Stage B "
+          "runs from the same worktree as stage A (the same grader), each item in its own directory under stageB/.",
           "- **The paper's model**: the plan calls arXiv 2605.07689's model \"a small model\"; its abstract names "
           "Qwen3.5-9B (and Llama-3.1-8B as a directional check). The replication report says so."]
+    return md
+
+
+STAGE_B = HERE / "stageB"  # stage B's comparisons: stageB/<item>/<timestamp>/ (descriptive; the plan's order)
+STAGE_B_ITEMS = (("methods-lr3e-4", "drgrpo, gpg, maxrl at lr 3e-4"), ("dapo-lr3e-4", "dapo at lr 3e-4"),
+                 ("G8-lr3e-4", "grpo and sign at G = 8, 32 steps × 4 prompts × 8"),
+                 ("dapo-equalgen-lr3e-4", "dapo stopped at 1,024 completions"))
+
+
+def stage_b(summary: dict) -> list[str]:
+    """Stage B, descriptive: each item's finished runs (pass@1, greedy accuracy, completions generated) and each
+    method's pass@1 minus stage A's grpo at lr 3e-4 (Welch over seeds, uncorrected: the plan corrects only stage A)."""
+    grpo = summary["vals"]["3e-4", "grpo"]["pass1"]
+    md = ["| item | method | seeds | pass@1 | greedy accuracy | completions per run | pass@1 − stage A's grpo at lr 3e-4 |",
+          "|---|---|---|---|---|---|---|"]
+    missing, graders = [], set()
+    for item, what in STAGE_B_ITEMS:
+        dirs = sorted(p.parent for p in (STAGE_B / item).glob("*/config.json"))
+        if not dirs:
+            missing.append(what)
+            continue
+        conf = json.loads((dirs[-1] / "config.json").read_text())
+        for m in conf["estimators"]:
+            rs = [json.loads(f.read_text()) for s in conf["seeds"]
+                  if (f := dirs[-1] / "results" / f"{m}-seed{s}.json").is_file()]
+            if not rs:
+                md.append(f"| {what} | {m} | 0 of {len(conf['seeds'])} | — | — | — | — |")
+                continue
+            p1 = [r["eval"]["pass_at_k"]["1"] for r in rs]
+            graders |= {r["eval"].get("grader", "unrecorded") for r in rs}
+            diff = (f"{diff_ci(p1, grpo)[0]:+.3f} [{diff_ci(p1, grpo)[1]:+.3f}, {diff_ci(p1, grpo)[2]:+.3f}]"
+                    if len(p1) >= 2 and len(grpo) >= 2 else "— (needs 2 seeds)")
+            md.append(f"| {what} | {m} | {len(rs)} of {len(conf['seeds'])} | {fmt(p1)} | "
+                      f"{fmt([r['eval']['greedy'] for r in rs])} | {np.mean([r['completions'] for r in rs]):,.0f} | "
+                      f"{diff} |")
+    if len(md) == 2:
+        return ["Not started."]
+    if missing:
+        md += ["", "Not run yet: " + "; ".join(missing) + "."]
+    same = graders <= set(summary["graders"])
+    md += ["", (f"Every stage-B run records stage A's grader ({', '.join(sorted(graders))})." if same else
+                f"Stage B's runs record graders {', '.join(sorted(graders))}, stage A's {', '.join(summary['graders'])}: "
+                "not comparable without regrading.")]
     return md
 
 
@@ -255,7 +347,7 @@ def render(data: dict, summary: dict) -> str:
                "every (method, rate) has its 6 seeds; until then the numbers below are shown and no verdict is drawn "
                "from them.", ""]
     else:
-        md += ["## What it found", "", finding(rows), ""]
+        md += ["## What it found", "", finding(summary), ""]
     md += ["## Primary measure: pass@1 on 200 held-out problems (8 samples each), after training", "",
            f"Mean [95% t-interval over seeds]. SmolLM2-135M-Instruct, LoRA r = 16, {STEPS} steps × {PROMPTS} prompts "
            f"× G = {G} = {STEPS * PROMPTS * G:,} training completions per run, single-digit sums of two terms; the start "
@@ -273,9 +365,15 @@ def render(data: dict, summary: dict) -> str:
            "The all-fail and all-pass fractions of the training groups per step, per method and rate (the paper's "
            "figure 4 asks the same of its run). GRPO gets no gradient from either kind; Sign gets one from both.", "",
            "![all-fail and all-pass fractions over training](starvation.png)", "",
-           "## Deviations from the plan", ""]
+           "## Stage B (descriptive, in progress)", "",
+           "The plan's second stage, at lr 3e-4, seeds 0–5, in its order: Dr.GRPO (the paper's baseline), GPG and "
+           "MaxRL; dapo; grpo and sign at G = 8 with the same 1,024 completions; dapo at equal generation. It runs "
+           "from the same worktree as stage A (one grader). Each line is descriptive: an interval over seeds, no "
+           "correction, no verdict.", ""]
+    md += stage_b(summary)
+    md += ["", "## Deviations from the plan", ""]
     md += deviations(summary)
-    md += ["", "## The engine", "", ENGINE, ""]
+    md += ["", "## The engine", "", engine(), ""]
     return "\n".join(md)
 
 
@@ -322,18 +420,40 @@ def replication(data: dict, summary: dict) -> str:
     if rows is None:
         md += ["Not yet: stage A is incomplete.", ""]
     else:
-        md += [finding(rows), ""]
+        md += [finding(summary), ""]
     md += ["## What would change it", "",
            "- A separated difference at any rate after Holm reverses \"not separated\"; once stage A is complete, "
            "the verdict gives the seeds each unseparated difference would need.",
-           "- Stage B (planned, not run): Dr.GRPO, the paper's own baseline, at lr 3e-4; G = 8, where the gap is "
-           "reported to narrow; DAPO at equal generation.",
+           "- Stage B (descriptive, in progress: [the study's report](results/smollm2-study2/REPORT.md)): Dr.GRPO, "
+           "the paper's own baseline, GPG and MaxRL at lr 3e-4; G = 8, where the gap is reported to narrow; DAPO at "
+           "equal generation.",
            "- A larger model, GSM8K itself, and the paper's 200 steps: out of this machine's reach (two CPU cores). "
            "The GPU path (lesson 06) is written for GSM8K but has not been executed yet (docs/gpu.md).", "",
            "## Deviations", ""] + deviations(summary) + ["", "## The engine", "",
-                                                           ENGINE.replace("../smollm2-fastpath-paired",
+                                                           engine().replace("../smollm2-fastpath-paired",
                                                                           "results/smollm2-fastpath-paired"), ""]
     return "\n".join(md)
+
+
+def plain(v):
+    """A JSON value from a numpy scalar or a tuple of them (the bootstrap's (d, lo, hi))."""
+    if isinstance(v, (tuple, list)):
+        return [plain(x) for x in v]
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def shipped(data: dict, summary: dict) -> str:
+    """The lesson's copy (grpo_lab/data/smollm2_study2.json): each rate's comparison as scripts/export_study.py
+    writes one (finals, each problem's correct samples, the per-step starvation history), the planned comparisons
+    and the finding in words, unrounded; the lesson recomputes the comparisons and asserts they agree."""
+    rows = summary["rows"]
+    keep = ("rate", "d", "lo", "hi", "p", "boot", "apart", "need")
+    out = dict(source="scripts/study2_report.py from docs/results/smollm2-study2 (plan: PLAN.md there)",
+               rates=list(RATES), methods=list(METHODS), seeds=SEEDS,
+               comparisons={rate: export(d["dir"], HISTORY, problems=True) for rate, d in data.items() if d["dir"]},
+               planned=[{k: plain(r[k]) for k in keep} for r in rows] if rows else None,
+               finding=finding(summary) if rows else None)
+    return json.dumps(out, indent=None, separators=(",", ":")) + "\n"
 
 
 PAGES = {ROOT / "README.md": "docs/replication-2605.07689.md",
@@ -347,7 +467,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     data = load()
     s = summarise(data)
-    want = {HERE / "REPORT.md": render(data, s), REPLICATION: replication(data, s)}
+    want = {HERE / "REPORT.md": render(data, s), REPLICATION: replication(data, s), DATA: shipped(data, s)}
     want |= {page: fill(page.read_text(), MARKERS, verdict(s, link)) for page, link in PAGES.items()}
     status = write_or_check(want, a.check, "scripts/study2_report.py")
     if not a.check:

@@ -172,15 +172,28 @@ def test_the_study2_verdict_reads_the_plan_from_unrounded_numbers():
     def row(rate, d, lo, hi, apart, need=40):
         return dict(rate=rate, d=d, lo=lo, hi=hi, p=0.01 if apart else 0.5, apart=apart, boot=(d, lo, hi), need=need)
 
+    def vals(sign_p1, grpo_p1, sign_greedy, grpo_greedy):  # per-seed values at the two rates the pilot shares
+        return {(rate, m): dict(pass1=p, greedy=g) for rate in ("1e-4", "3e-4")
+                for m, p, g in (("sign", sign_p1, sign_greedy), ("grpo", grpo_p1, grpo_greedy))}
+
+    same = vals([0.5, 0.6], [0.6, 0.7], [0.70, 0.72], [0.71, 0.73])  # the pilot's direction in pass@1, greedy equal
     interim = sr.verdict(dict(rows=None, done=8), "R.md")
     assert "no verdict yet" in interim and "8 of 36" in interim
     ahead = sr.verdict(dict(rows=[row("1e-4", 0.02, 0.0004, 0.04, True), row("3e-4", 0.01, -0.02, 0.04, False),
-                                  row("1e-3", 0.0, -0.03, 0.03, False, None)], done=36), "R.md")
-    assert "+0.020 [+0.000, +0.040] (Sign ahead)" in ahead and "Sign is ahead of GRPO at lr 1e-4" in ahead
-    assert "no seed count up to 1,000" in ahead and "about 40 seeds per method" in ahead
-    assert "is not met" in ahead  # every difference is >= 0: no change of sign
+                                  row("1e-3", 0.0, -0.03, 0.03, False, None)], done=36, vals=same), "R.md")
+    assert "+0.020 [+0.000, +0.040] at lr 1e-4 (Sign ahead)" in ahead and "**Sign ahead at lr 1e-4**" in ahead
+    assert "no seed count up to 1,000" in ahead and "about 40 seeds" in ahead
+    assert "explains no difference" in ahead  # every difference is >= 0: no change of sign
+    assert "pass@1 direction held at lr 1e-4 and lr 3e-4" in ahead and ") did not (here" in ahead
     flips = sr.verdict(dict(rows=[row("1e-4", -0.1, -0.15, -0.05, True), row("3e-4", 0.02, -0.05, 0.09, False),
-                                  row("1e-3", 0.01, -0.05, 0.07, False)], done=36), "R.md")
-    assert "(GRPO ahead)" in flips and "at no learning rate tried" in flips and "explains part of it" in flips
+                                  row("1e-3", 0.01, -0.05, 0.07, False)], done=36,
+                            vals=vals([0.7, 0.8], [0.5, 0.6], [0.40, 0.42], [0.60, 0.62])), "R.md")
+    assert "(GRPO ahead)" in flips and "**GRPO ahead at lr 1e-4**" in flips and "explains part of it" in flips
+    assert "Sign ahead" not in flips and "neither method" not in flips
+    assert "pass@1 direction held at neither shared rate and turned at lr 1e-4 and lr 3e-4" in flips
+    assert ") did (here" in flips  # GRPO ahead in greedy accuracy, as the pilot said
+    none = sr.verdict(dict(rows=[row("1e-4", -0.07, -0.17, 0.03, False, 16), row("3e-4", 0.0, -0.1, 0.1, False),
+                                 row("1e-3", 0.0, -0.1, 0.1, False)], done=36, vals=same), "R.md")
+    assert "**neither method ahead at any rate**" in none and "about 16 seeds per method would resolve it" in none
     for page, link in sr.PAGES.items():  # the line sits in both pages, linked from each
         assert f"[replication report]({link})" in page.read_text(), page
