@@ -275,7 +275,7 @@ def deviations(summary: dict) -> list[str]:
     md = [f"- **Time**: a run took {per_run:.1f} minutes (median of {len(times)}: training and evaluation, one torch "
           "thread each, two runs at a time on the two cores, other work on them at times), not the plan's 21: stage A "
           f"is about {per_run * len(RATES) * len(METHODS) * SEEDS / 60:.1f} machine-hours at that pace, not 12.6.",
-          "- **Code**: issue 38's grader rules landed on main while stage A ran. Stage A runs from a worktree at "
+          "- **Code**: issue 38's grader rules landed on main while stage A ran. Stage A ran from a worktree at "
           "commit 139165c, so that one grader scores the whole stage; "
           + (f"every run and start here records the same one ({summary['graders'][0]})."
              if len(summary["graders"]) == 1 else
@@ -377,6 +377,33 @@ def render(data: dict, summary: dict) -> str:
     return "\n".join(md)
 
 
+def in_words(rows: list[dict]) -> str:
+    """The replication's answer to the claim, from the planned comparisons (unrounded)."""
+    if any(r["apart"] and r["lo"] > 0 for r in rows):
+        return ("**The claim is reproduced in direction** at the rates where Sign is ahead above; its size here is the "
+                "difference shown, not the paper's 45 points.")
+    worked = [r for r in rows if r["boot"][2] < 0]
+    below = (" Sign's mean is below GRPO's at lr " + " and ".join(r["rate"] for r in worked) + ", where the bootstrap "
+             "over problems also lies below 0, by less than the seeds resolve." if worked else "")
+    outside = "; the paper's +0.454 lies outside every interval" if all(r["hi"] < 0.454 for r in rows) else ""
+    return ("**The claim is not reproduced here**: at none of three learning rates, each the same for both methods, "
+            f"is Sign ahead of GRPO after 1,024 training completions{outside}.{below}")
+
+
+def more_seeds(rows: list[dict] | None) -> str:
+    """What more seeds could change, from the planned comparisons' spread."""
+    if rows is None:
+        return ("A separated difference at any rate after Holm reverses \"not separated\"; once stage A is complete, "
+                "the verdict gives the seeds each unseparated difference would need.")
+    open_rows = [r for r in rows if not r["apart"] and r["need"]]
+    if not open_rows:
+        return "More seeds: every planned comparison is either separated or beyond 1,000 seeds per method at its size."
+    return ("More seeds: a difference the size measured would separate at 80% power with about " +
+            ", ".join(f"{r['need']} seeds per method at lr {r['rate']}" for r in open_rows) +
+            " (stats.seeds_needed, from this study's spread); a separated difference after Holm would replace "
+            "\"not separated\" there.")
+
+
 def replication(data: dict, summary: dict) -> str:
     rows, done = summary["rows"], summary["done"]
     total = len(RATES) * len(METHODS) * SEEDS
@@ -420,10 +447,9 @@ def replication(data: dict, summary: dict) -> str:
     if rows is None:
         md += ["Not yet: stage A is incomplete.", ""]
     else:
-        md += [finding(summary), ""]
+        md += [finding(summary), "", in_words(rows), ""]
     md += ["## What would change it", "",
-           "- A separated difference at any rate after Holm reverses \"not separated\"; once stage A is complete, "
-           "the verdict gives the seeds each unseparated difference would need.",
+           "- " + more_seeds(rows),
            "- Stage B (descriptive, in progress: [the study's report](results/smollm2-study2/REPORT.md)): Dr.GRPO, "
            "the paper's own baseline, GPG and MaxRL at lr 3e-4; G = 8, where the gap is reported to narrow; DAPO at "
            "equal generation.",

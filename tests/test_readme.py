@@ -195,5 +195,13 @@ def test_the_study2_verdict_reads_the_plan_from_unrounded_numbers():
     none = sr.verdict(dict(rows=[row("1e-4", -0.07, -0.17, 0.03, False, 16), row("3e-4", 0.0, -0.1, 0.1, False),
                                  row("1e-3", 0.0, -0.1, 0.1, False)], done=36, vals=same), "R.md")
     assert "**neither method ahead at any rate**" in none and "about 16 seeds per method would resolve it" in none
+    # the replication's answer and what more seeds could change, from the same rows
+    rows_none = [row("1e-4", -0.07, -0.17, 0.03, False, 16), row("3e-4", 0.0, -0.1, 0.5, False, None),
+                 row("1e-3", 0.0, -0.1, 0.1, False, 90)]
+    words = sr.in_words(rows_none)
+    assert "not reproduced here" in words and "+0.454 lies outside" not in words  # 3e-4's interval reaches 0.5
+    assert "reproduced in direction" in sr.in_words([row("1e-4", 0.1, 0.05, 0.15, True)] + rows_none[1:])
+    more = sr.more_seeds(rows_none)
+    assert "16 seeds per method at lr 1e-4" in more and "90 seeds per method at lr 1e-3" in more and "3e-4" not in more
     for page, link in sr.PAGES.items():  # the line sits in both pages, linked from each
         assert f"[replication report]({link})" in page.read_text(), page
