@@ -16,6 +16,7 @@ are shown, no verdict is drawn from them.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm, paired_bootstrap, seeds_needed  # noqa: E402
-from export_study import export  # noqa: E402
+from export_study import export, finished  # noqa: E402
 from paired_report import engine_finding  # noqa: E402
 from readme_excerpt import fill, write_or_check  # noqa: E402
 
@@ -121,15 +122,11 @@ def fmt(values) -> str:
 def pilot_held(summary: dict) -> str:
     """Whether the pilot's direction held: its sign - grpo in pass@1 at the two rates it shares with this study,
     and its greedy verdict at 1e-4 (GRPO ahead, intervals apart) beside this study's greedy difference."""
-    d = json.loads(PILOT.read_text())
     held, turned = [], []
-    for key, rate in (("smollm2-study-lr1e-4", "1e-4"), ("smollm2-study-lr3e-4", "3e-4")):
-        ms = d[key]["methods"]
-        pilot = np.mean([r["pass_at_k"]["1"] for r in ms["sign"]]) - np.mean([r["pass_at_k"]["1"] for r in ms["grpo"]])
+    for key, rate in PILOT_RATES:
         here = np.mean(summary["vals"][rate, "sign"]["pass1"]) - np.mean(summary["vals"][rate, "grpo"]["pass1"])
-        (held if np.sign(pilot) == np.sign(here) else turned).append(f"lr {rate}")
-    ms = d["smollm2-study-lr1e-4"]["methods"]
-    pg = diff_ci([r["greedy"] for r in ms["sign"]], [r["greedy"] for r in ms["grpo"]])
+        (held if np.sign(pilot_difference(key, "pass@1")[0]) == np.sign(here) else turned).append(f"lr {rate}")
+    pg = pilot_difference(PILOT_RATES[0][0], "greedy")
     g = diff_ci(summary["vals"]["1e-4", "sign"]["greedy"], summary["vals"]["1e-4", "grpo"]["greedy"])
     direction = (f"the pilot's pass@1 direction held at {' and '.join(held)}" if held else
                  "the pilot's pass@1 direction held at neither shared rate")
@@ -213,14 +210,24 @@ def starvation_figure(summary: dict, path: Path) -> None:
     fig.savefig(path)
 
 
+PILOT_RATES = (("smollm2-study-lr1e-4", "1e-4"), ("smollm2-study-lr3e-4", "3e-4"))  # the rates it shares
+
+
+@functools.cache
+def pilot() -> dict:
+    return json.loads(PILOT.read_text())
+
+
+def pilot_difference(key: str, measure: str) -> tuple[float, float, float]:
+    """The pilot's sign - grpo over its seeds at comparison ``key``: ``measure`` "pass@1" or "greedy" (diff_ci)."""
+    ms = pilot()[key]["methods"]
+    s, g = ([r["greedy"] if measure == "greedy" else r["pass_at_k"]["1"] for r in ms[m]] for m in ("sign", "grpo"))
+    return diff_ci(s, g)
+
+
 def pilot_line() -> str:
-    d = json.loads(PILOT.read_text())
-    out = []
-    for key, rate in (("smollm2-study-lr1e-4", "1e-4"), ("smollm2-study-lr3e-4", "3e-4")):
-        ms = d[key]["methods"]
-        s, g = ([r["pass_at_k"]["1"] for r in ms[m]] for m in ("sign", "grpo"))
-        dd, lo, hi = diff_ci(s, g)
-        out.append(f"lr {rate} {dd:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+    out = [f"lr {rate} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+           for key, rate in PILOT_RATES for d, lo, hi in [pilot_difference(key, "pass@1")]]
     return ("The pilot (16 steps × 2 prompts × G = 4 = 128 completions per run, 32 problems, 4 seeds; "
             "grpo_lab/data/smollm2_study.json), sign − grpo in pass@1: " + ", ".join(out) + ".")
 
@@ -261,6 +268,7 @@ def differences(summary: dict) -> list[str]:
     return md
 
 
+@functools.cache
 def engine() -> str:
     """The engine's paragraph: the paired run's extension, read from its runs (scripts/paired_report.py)."""
     return ("Every run used vLLM rollouts (the fast path). The paired run's extension found F − P on greedy accuracy "
@@ -311,16 +319,16 @@ def stage_b(summary: dict) -> list[str]:
             missing.append(what)
             continue
         conf = json.loads((dirs[-1] / "config.json").read_text())
+        runs = finished(dirs[-1], conf)
         for m in conf["estimators"]:
-            rs = [json.loads(f.read_text()) for s in conf["seeds"]
-                  if (f := dirs[-1] / "results" / f"{m}-seed{s}.json").is_file()]
+            rs = runs.get(m, [])
             if not rs:
                 md.append(f"| {what} | {m} | 0 of {len(conf['seeds'])} | — | — | — | — |")
                 continue
             p1 = [r["eval"]["pass_at_k"]["1"] for r in rs]
             graders |= {r["eval"].get("grader", "unrecorded") for r in rs}
-            diff = (f"{diff_ci(p1, grpo)[0]:+.3f} [{diff_ci(p1, grpo)[1]:+.3f}, {diff_ci(p1, grpo)[2]:+.3f}]"
-                    if len(p1) >= 2 and len(grpo) >= 2 else "— (needs 2 seeds)")
+            diff = ("{:+.3f} [{:+.3f}, {:+.3f}]".format(*diff_ci(p1, grpo)) if len(p1) >= 2 and len(grpo) >= 2
+                    else "— (needs 2 seeds)")
             md.append(f"| {what} | {m} | {len(rs)} of {len(conf['seeds'])} | {fmt(p1)} | "
                       f"{fmt([r['eval']['greedy'] for r in rs])} | {np.mean([r['completions'] for r in rs]):,.0f} | "
                       f"{diff} |")
