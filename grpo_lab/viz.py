@@ -85,14 +85,19 @@ def _note_zoom(ax, ylabel: str) -> None:
             ax.set_ylabel(f"{ylabel}\n(axis starts at {lo:g}, not 0)")
 
 
-def _band_note(ax, n_seeds: int | None, what: str = "95% t-interval over seeds", others: dict | None = None) -> None:
+def _band_note(ax, n_seeds: int | tuple | None, what: str = "95% t-interval over seeds",
+               others: dict | None = None) -> None:
     """Add a legend entry that says what the bands are (``others``: ``{label: what}`` for a series whose band is
-    another kind of interval); then draw the legend."""
+    another kind of interval; ``n_seeds`` a ``(fewest, most)`` pair where the series have different counts); then
+    draw the legend."""
     handles, labels = ax.get_legend_handles_labels()
     for label, kind in (others or {}).items():
         handles.append(Patch(color=style(label)["color"], alpha=BAND_ALPHA + 0.1, lw=0))
         labels.append(f"{label} band: {kind}")
-    if n_seeds is not None and n_seeds > 1:
+    if isinstance(n_seeds, tuple):  # series with different seed counts: the range, never one series' count
+        handles.append(Patch(color="0.5", alpha=BAND_ALPHA + 0.1, lw=0))
+        labels.append(f"band{' (others)' if others else ''}: {what} (n={n_seeds[0]}–{n_seeds[1]} by series)")
+    elif n_seeds is not None and n_seeds > 1:
         handles.append(Patch(color="0.5", alpha=BAND_ALPHA + 0.1, lw=0))
         labels.append(f"band{' (others)' if others else ''}: {what} (n={n_seeds})")
     elif n_seeds == 1:
@@ -388,7 +393,7 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
         raise ValueError(f"x must be one of {', '.join(X_AXES)}, got {x!r}")
     xkey, xlabel = X_AXES[x]
     fig, ax = _fig(title=title) if ax is None else (ax.figure, ax)
-    n = None
+    counts = []  # seeds per series drawn
     drawn = []  # (label, grid, mean) of the series drawn so far
     for label in histories:
         runs = histories[label]
@@ -414,7 +419,7 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
         drawn.append((label, grid, m))
         if lo is not None:
             _band(ax, grid, lo, hi, label, clip)
-        n = len(rows)
+        counts.append(len(rows))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if x == "step":
@@ -423,7 +428,7 @@ def log_curves(histories: dict, key: str, ylabel: str, window: int = 10, ax=None
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no tick at 2.5
     if clip is not None:
         ax.set_ylim(clip[0], clip[1] + 0.02)
-    _band_note(ax, n)
+    _band_note(ax, None if not counts else counts[0] if min(counts) == max(counts) else (min(counts), max(counts)))
     return fig
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import textwrap
 import sys
 from pathlib import Path
 
@@ -188,26 +189,56 @@ def figure(data: dict, summary: dict, path: Path) -> None:
     fig.savefig(path)
 
 
-def starvation_figure(summary: dict, path: Path) -> None:
-    """The starvation timeline per method and rate (the paper's figure 4): all-fail and all-pass fractions of the
-    training groups over steps, mean over seeds with its band."""
+def draw_starvation(panels: dict, title: str, path: Path, legend_each: bool = False) -> None:
+    """The starvation timeline (the paper's figure 4): per panel (a column), the all-fail and all-pass fractions of
+    the training groups over optimizer steps, per series the mean over seeds with its band. ``panels[name][label]``
+    is a list of per-seed histories; the column's title names each series' seeds. ``legend_each``: every column
+    draws its legend (its series differ); otherwise the first column's serves all."""
     from grpo_lab.viz import _fig, log_curves
 
-    fig, axes = _fig(ncols=len(RATES), nrows=2, height=6.4, width=10.5,
-                     title="Study 2: degenerate training groups over training (moving average over 8 steps)")
-    for j, rate in enumerate(RATES):
-        hist = {m: [r["history"] for r in summary["vals"][rate, m]["results"]] for m in METHODS
-                if summary["vals"][rate, m]["results"]}
+    fig, axes = _fig(ncols=len(panels), nrows=2, height=6.4, width=10.5, title=title)
+    for j, (name, hist) in enumerate(panels.items()):
         for i, (key, label) in enumerate((("starvation/all_fail", "all-fail fraction of groups"),
                                           ("starvation/all_pass", "all-pass fraction of groups"))):
             ax = axes[i, j]
             if hist:
                 log_curves(hist, key, label, window=8, ax=ax)
-            seeds = ", ".join(f"{m} {len(summary['vals'][rate, m]['seeds'])}" for m in METHODS)
-            ax.set_title(f"lr {rate} (seeds: {seeds})", fontsize=9)  # the legend's n is the first panel's
-            if (i or j) and ax.get_legend() is not None:
-                ax.get_legend().remove()
+            else:
+                ax.set(xlabel="optimizer step", ylabel=label)
+                ax.text(0.5, 0.5, "not run yet", ha="center", va="center", transform=ax.transAxes, color="0.4")
+            seeds = ", ".join(f"{lab.split(',')[0]} {len(h)}" for lab, h in hist.items())
+            ax.set_title("\n".join(textwrap.wrap(f"{name} (seeds: {seeds or 'none yet'})", 48)), fontsize=9)
+            leg = ax.get_legend()
+            if leg is not None and (i or (j and not legend_each)):
+                leg.remove()
+            elif leg is not None and legend_each:  # one column each: narrow, so one legend column, top right
+                ax.legend(leg.legend_handles, [t.get_text() for t in leg.get_texts()], fontsize=6.5, ncols=1,
+                          loc="upper right")
     fig.savefig(path)
+
+
+def starvation_figure(summary: dict, path: Path) -> None:
+    """Stage A's starvation timeline per method and rate."""
+    draw_starvation({f"lr {rate}": {m: [r["history"] for r in summary["vals"][rate, m]["results"]] for m in METHODS
+                                    if summary["vals"][rate, m]["results"]} for rate in RATES},
+                    "Study 2: degenerate training groups over training (moving average over 8 steps)", path)
+
+
+def stage_b_starvation_figure(summary: dict, sb: dict, path: Path) -> None:
+    """Stage B's starvation timeline at lr 3e-4, stage A's grpo and sign beside it: the group-mean baselines, the
+    fixed reference and dynamic sampling, and G = 8. DAPO's fractions count every group it generated, the dropped
+    ones too; DAPO at equal generation is left out (its steps are the first of DAPO's own runs)."""
+    def hist(item, m):
+        return [r["history"] for r in sb[item]["runs"].get(m, [])]
+
+    stage_a = {m: [r["history"] for r in summary["vals"]["3e-4", m]["results"]] for m in METHODS}
+    panels = {"G = 4, group-mean baselines": {"grpo": stage_a["grpo"]} |
+              {m: hist("methods-lr3e-4", m) for m in ("drgrpo", "gpg", "maxrl")},
+              "G = 4, fixed reference; dynamic sampling": {"sign": stage_a["sign"], "dapo": hist("dapo-lr3e-4", "dapo")},
+              "G = 8, 32 steps": {f"{m}, G = 8": hist("G8-lr3e-4", m) for m in METHODS}}
+    panels = {name: {lab: h for lab, h in p.items() if h} for name, p in panels.items()}
+    draw_starvation(panels, "Study 2, stage B (lr 3e-4): degenerate training groups over training (moving average "
+                    "over 8 steps)", path, legend_each=True)
 
 
 PILOT_RATES = (("smollm2-study-lr1e-4", "1e-4"), ("smollm2-study-lr3e-4", "3e-4"))  # the rates it shares
@@ -277,7 +308,21 @@ def engine() -> str:
             "to both methods, so it cancels in sign − grpo; a comparison with the start could carry part of it.")
 
 
-def deviations(summary: dict) -> list[str]:
+def stage_b_layout(sb: dict) -> str:
+    """The stage-B items that ran as more than one comparison directory, and stage B's measured time."""
+    split = [f"{b['what']} ({', '.join(d.name for d in b['dirs'])})" for b in sb.values() if len(b["dirs"]) > 1]
+    times = [(r["train_seconds"] + r["eval_seconds"]) / 3600 for b in sb.values() for rs in b["runs"].values()
+             for r in rs]
+    out = (" " + "; ".join(split) + (" each ran" if len(split) > 1 else " ran") + " as more than one comparison directory, "
+           "seeds split between the two cores (a directory is locked by the one process that trains it), under one "
+           "set of settings (the report refuses directories of an item whose fingerprints differ); each directory "
+           "evaluated the start on its own." if split else "")
+    return out + (f" Stage B's {len(times)} finished runs took {sum(times):.1f} machine-hours (training and "
+                  "evaluation, the start evaluations and model loading not counted), against the plan's 14." if times
+                  else "")
+
+
+def deviations(summary: dict, sb: dict) -> list[str]:
     times = [(r["train_seconds"] + r["eval_seconds"]) / 60 for v in summary["vals"].values() for r in v["results"]]
     per_run = float(np.median(times)) if times else float("nan")
     md = [f"- **Time**: a run took {per_run:.1f} minutes (median of {len(times)}: training and evaluation, one torch "
@@ -294,7 +339,8 @@ def deviations(summary: dict) -> list[str]:
             "docs/results/smollm2-study2/stageB/<item>/<timestamp>` (an item not started: PLAN.md's stage-B "
             "command with `--out docs/results/smollm2-study2/stageB/<item>`), and the finished runs copied back.",
           "- **Stage B's size**: the plan counts drgrpo, gpg and maxrl × seeds 0–5 as 24 runs; they are 18. Stage B "
-          "runs from the same worktree as stage A (the same grader), each item in its own directory under stageB/.",
+          "runs from the same worktree as stage A (the same grader), each item in its own directory under stageB/."
+          + stage_b_layout(sb),
           "- **The paper's model**: the plan calls arXiv 2605.07689's model \"a small model\"; its abstract names "
           "Qwen3.5-9B (and Llama-3.1-8B as a directional check). The replication report says so."]
     return md
@@ -306,30 +352,94 @@ STAGE_B_ITEMS = (("methods-lr3e-4", "drgrpo, gpg, maxrl at lr 3e-4"), ("dapo-lr3
                  ("dapo-equalgen-lr3e-4", "dapo stopped at 1,024 completions"))
 
 
-def stage_b(summary: dict) -> list[str]:
+def load_stage_b() -> dict:
+    """Per stage-B item: its comparison directories and, per method they compare, the finished runs in seed order. An item may span several directories (seeds split over the two cores, one
+    process each: a directory is locked by the process that trains it); they must share every setting (the
+    fingerprint ``grpo-lab compare`` writes), and no (method, seed) may be finished twice."""
+    out = {}
+    for item, what in STAGE_B_ITEMS:
+        dirs = sorted(p.parent for p in (STAGE_B / item).glob("*/config.json"))
+        confs = [json.loads((d / "config.json").read_text()) for d in dirs]
+        if len({c["fingerprint"] for c in confs}) > 1:
+            raise SystemExit(f"stageB/{item}'s directories ({', '.join(d.name for d in dirs)}) hold comparisons with "
+                             "different settings: one item is one set of settings")
+        methods, runs = {}, {}  # methods: in the configs' order
+        for d, conf in zip(dirs, confs):
+            for m, rs in finished(d, conf).items():
+                for r in rs:
+                    seed = r["config"]["seed"]
+                    if seed in runs.setdefault(m, {}):
+                        raise SystemExit(f"stageB/{item}: {m} seed {seed} finished in two directories")
+                    runs[m][seed] = r
+            methods |= dict.fromkeys(conf["estimators"])
+        out[item] = dict(what=what, dirs=dirs,
+                         runs={m: [runs.get(m, {})[k] for k in sorted(runs.get(m, {}))] for m in methods})
+    return out
+
+
+def stage_b_complete(sb: dict) -> bool:
+    """Whether every stage-B item has every method at the plan's seeds 0-5."""
+    return all(b["dirs"] and all([r["config"]["seed"] for r in rs] == list(range(SEEDS)) for rs in b["runs"].values())
+               for b in sb.values())
+
+
+def _between(a, b) -> str:
+    """``mean(a) - mean(b)`` with its Welch 95% interval over seeds, and which side of 0 it lies on, if one."""
+    d, lo, hi = diff_ci(a, b)
+    side = " (above 0, uncorrected)" if lo > 0 else " (below 0, uncorrected)" if hi < 0 else ""
+    return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]{side}"
+
+
+def stage_b_finding(summary: dict, sb: dict) -> str | None:
+    """What stage B found, in words, from the unrounded runs (None until every item has its 6 seeds): each
+    difference descriptive (Welch over seeds, no correction: the plan corrects only stage A)."""
+    if not stage_b_complete(sb):
+        return None
+
+    def p1(item, m):
+        return [r["eval"]["pass_at_k"]["1"] for r in sb[item]["runs"][m]]
+
+    grpo, sign = summary["vals"]["3e-4", "grpo"]["pass1"], summary["vals"]["3e-4", "sign"]["pass1"]
+    dapo, equal = sb["dapo-lr3e-4"]["runs"]["dapo"], sb["dapo-equalgen-lr3e-4"]["runs"]["dapo"]
+    ratio = np.mean([r["completions"] for r in dapo]) / (STEPS * PROMPTS * G)
+    g4 = next((r for r in summary["rows"] or [] if r["rate"] == "3e-4"), None)
+    if g4 is None or not g4["apart"]:
+        narrow = ("; with no Sign advantage at G = 4 at this rate, there is no gap for G = 8 to narrow (the paper "
+                  "reports its gap narrowing at G = 8)")
+    else:
+        g8 = diff_ci(p1("G8-lr3e-4", "sign"), p1("G8-lr3e-4", "grpo"))[0]
+        narrow = f"; the gap is {'smaller' if abs(g8) < abs(g4['d']) else 'not smaller'} at G = 8 than at G = 4"
+    return ("Stage B at lr 3e-4, 6 seeds per method, pass@1 differences with Welch 95% intervals over seeds and no "
+            f"correction (descriptive): Dr.GRPO, the paper's baseline, minus GRPO {_between(p1('methods-lr3e-4', 'drgrpo'), grpo)}; "
+            f"**Sign − Dr.GRPO, the paper's own pairing, {_between(sign, p1('methods-lr3e-4', 'drgrpo'))}** (the paper: "
+            f"+0.454); GPG minus GRPO {_between(p1('methods-lr3e-4', 'gpg'), grpo)}, MaxRL minus GRPO "
+            f"{_between(p1('methods-lr3e-4', 'maxrl'), grpo)}; DAPO minus GRPO {_between(p1('dapo-lr3e-4', 'dapo'), grpo)} "
+            f"while generating {ratio:.1f}× the completions, and {_between(p1('dapo-equalgen-lr3e-4', 'dapo'), grpo)} "
+            f"when stopped at the same 1,024 generated completions ({np.mean([r['steps_done'] for r in equal]):.1f} "
+            f"optimizer steps on average); at G = 8 with the same 1,024 training completions (32 steps × 4 prompts "
+            f"× 8), sign − grpo {_between(p1('G8-lr3e-4', 'sign'), p1('G8-lr3e-4', 'grpo'))} against "
+            f"{_between(sign, grpo)} at G = 4{narrow}.")
+
+
+def stage_b(summary: dict, sb: dict) -> list[str]:
     """Stage B, descriptive: each item's finished runs (pass@1, greedy accuracy, completions generated) and each
     method's pass@1 minus stage A's grpo at lr 3e-4 (Welch over seeds, uncorrected: the plan corrects only stage A)."""
     grpo = summary["vals"]["3e-4", "grpo"]["pass1"]
     md = ["| item | method | seeds | pass@1 | greedy accuracy | completions per run | pass@1 − stage A's grpo at lr 3e-4 |",
           "|---|---|---|---|---|---|---|"]
     missing, graders = [], set()
-    for item, what in STAGE_B_ITEMS:
-        dirs = sorted(p.parent for p in (STAGE_B / item).glob("*/config.json"))
-        if not dirs:
-            missing.append(what)
+    for item, b in sb.items():
+        if not b["dirs"]:
+            missing.append(b["what"])
             continue
-        conf = json.loads((dirs[-1] / "config.json").read_text())
-        runs = finished(dirs[-1], conf)
-        for m in conf["estimators"]:
-            rs = runs.get(m, [])
+        for m, rs in b["runs"].items():
             if not rs:
-                md.append(f"| {what} | {m} | 0 of {len(conf['seeds'])} | — | — | — | — |")
+                md.append(f"| {b['what']} | {m} | 0 of {SEEDS} | — | — | — | — |")
                 continue
             p1 = [r["eval"]["pass_at_k"]["1"] for r in rs]
             graders |= {r["eval"].get("grader", "unrecorded") for r in rs}
-            diff = ("{:+.3f} [{:+.3f}, {:+.3f}]".format(*diff_ci(p1, grpo)) if len(p1) >= 2 and len(grpo) >= 2
-                    else "— (needs 2 seeds)")
-            md.append(f"| {what} | {m} | {len(rs)} of {len(conf['seeds'])} | {fmt(p1)} | "
+            diff = _between(p1, grpo) if len(p1) >= 2 and len(grpo) >= 2 else "— (needs 2 seeds)"
+            md.append(f"| {b['what']} | {m} | {len(rs)} of {SEEDS} | {fmt(p1)} | "
                       f"{fmt([r['eval']['greedy'] for r in rs])} | {np.mean([r['completions'] for r in rs]):,.0f} | "
                       f"{diff} |")
     if len(md) == 2:
@@ -343,7 +453,7 @@ def stage_b(summary: dict) -> list[str]:
     return md
 
 
-def render(data: dict, summary: dict) -> str:
+def render(data: dict, summary: dict, sb: dict) -> str:
     rows, done = summary["rows"], summary["done"]
     total = len(RATES) * len(METHODS) * SEEDS
     md = ["# Study 2: Sign against GRPO on SmolLM2, three learning rates (issue 40)", "",
@@ -373,14 +483,18 @@ def render(data: dict, summary: dict) -> str:
            "The all-fail and all-pass fractions of the training groups per step, per method and rate (the paper's "
            "figure 4 asks the same of its run). GRPO gets no gradient from either kind; Sign gets one from both.", "",
            "![all-fail and all-pass fractions over training](starvation.png)", "",
-           "## Stage B (descriptive, in progress)", "",
+           "## Stage B (descriptive" + (")" if stage_b_complete(sb) else ", in progress)"), "",
            "The plan's second stage, at lr 3e-4, seeds 0–5, in its order: Dr.GRPO (the paper's baseline), GPG and "
-           "MaxRL; dapo; grpo and sign at G = 8 with the same 1,024 completions; dapo at equal generation. It runs "
-           "from the same worktree as stage A (one grader). Each line is descriptive: an interval over seeds, no "
+           "MaxRL; dapo; grpo and sign at G = 8 with the same 1,024 completions; dapo at equal generation. It "
+           + ("ran" if stage_b_complete(sb) else "runs") + " from the same worktree as stage A (one grader). Each line is descriptive: an interval over seeds, no "
            "correction, no verdict.", ""]
-    md += stage_b(summary)
+    found = stage_b_finding(summary, sb)
+    md += ([found, ""] if found else []) + stage_b(summary, sb)
+    md += ["", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
+           "count every group it generated, the dropped ones too; DAPO at equal generation is not drawn (its steps are "
+           "the first of DAPO's runs).", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
     md += ["", "## Deviations from the plan", ""]
-    md += deviations(summary)
+    md += deviations(summary, sb)
     md += ["", "## The engine", "", engine(), ""]
     return "\n".join(md)
 
@@ -412,7 +526,7 @@ def more_seeds(rows: list[dict] | None) -> str:
             "\"not separated\" there.")
 
 
-def replication(data: dict, summary: dict) -> str:
+def replication(data: dict, summary: dict, sb: dict) -> str:
     rows, done = summary["rows"], summary["done"]
     total = len(RATES) * len(METHODS) * SEEDS
     md = ["# Replication report: arXiv 2605.07689, Sign against group-mean advantages under binary rewards", "",
@@ -456,14 +570,25 @@ def replication(data: dict, summary: dict) -> str:
         md += ["Not yet: stage A is incomplete.", ""]
     else:
         md += [finding(summary), "", in_words(rows), ""]
+    found = stage_b_finding(summary, sb)
+    md += ["## The paper's own baseline, G = 8 and equal generation (stage B, descriptive)", "",
+           found + " Each is one rate and uncorrected: a reading, not a verdict; the runs are in "
+           "[the study's report](results/smollm2-study2/REPORT.md)." if found else
+           "In progress: Dr.GRPO (the paper's own baseline), GPG and MaxRL at lr 3e-4; G = 8, where the gap is reported "
+           "to narrow; DAPO at equal generation ([the study's report](results/smollm2-study2/REPORT.md) shows the runs "
+           "finished so far).", ""]
+    if found:
+        md += ["![degenerate training groups over training, stage B](results/smollm2-study2/starvation-stageB.png)", ""]
     md += ["## What would change it", "",
            "- " + more_seeds(rows),
-           "- Stage B (descriptive, in progress: [the study's report](results/smollm2-study2/REPORT.md)): Dr.GRPO, "
+           "- Sign against Dr.GRPO, the paper's exact pairing, was run at one rate and read without correction (stage "
+           "B): planned across the three rates with Holm, as sign − grpo was, it would give a verdict of its own." if found
+           else "- Stage B (descriptive, in progress: [the study's report](results/smollm2-study2/REPORT.md)): Dr.GRPO, "
            "the paper's own baseline, GPG and MaxRL at lr 3e-4; G = 8, where the gap is reported to narrow; DAPO at "
            "equal generation.",
            "- A larger model, GSM8K itself, and the paper's 200 steps: out of this machine's reach (two CPU cores). "
            "The GPU path (lesson 06) is written for GSM8K but has not been executed yet (docs/gpu.md).", "",
-           "## Deviations", ""] + deviations(summary) + ["", "## The engine", "",
+           "## Deviations", ""] + deviations(summary, sb) + ["", "## The engine", "",
                                                            engine().replace("../smollm2-fastpath-paired",
                                                                           "results/smollm2-fastpath-paired"), ""]
     return "\n".join(md)
@@ -501,12 +626,14 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     data = load()
     s = summarise(data)
-    want = {HERE / "REPORT.md": render(data, s), REPLICATION: replication(data, s), DATA: shipped(data, s)}
+    sb = load_stage_b()
+    want = {HERE / "REPORT.md": render(data, s, sb), REPLICATION: replication(data, s, sb), DATA: shipped(data, s)}
     want |= {page: fill(page.read_text(), MARKERS, verdict(s, link)) for page, link in PAGES.items()}
     status = write_or_check(want, a.check, "scripts/study2_report.py")
     if not a.check:
         figure(data, s, HERE / "study2.png")
         starvation_figure(s, HERE / "starvation.png")
+        stage_b_starvation_figure(s, sb, HERE / "starvation-stageB.png")
     return status
 
 

@@ -1,6 +1,7 @@
 """Issue 11, item 5: the README is true — its results section is generated from tracked reports, every file it
 links exists and is tracked, and it describes `--quick` as the CLI does."""
 
+import json
 import re
 import subprocess
 import sys
@@ -159,6 +160,38 @@ def test_the_study2_reports_match_the_tracked_runs():
     res = subprocess.run([sys.executable, "scripts/study2_report.py", "--check"], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_a_stage_b_item_may_span_directories_of_one_setting(tmp_path, monkeypatch):
+    """Issue 40, stage B: an item's seeds may be split over two comparison directories (one process per core); the
+    report merges their finished runs in seed order, and refuses directories with other settings or a seed finished
+    twice, naming them."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import study2_report as sr
+
+    def comparison(name, seeds, fp="f1", methods=("grpo", "sign")):
+        d = tmp_path / "G8-lr3e-4" / name
+        (d / "results").mkdir(parents=True)
+        (d / "config.json").write_text(json.dumps(dict(estimators=list(methods), seeds=seeds, fingerprint=fp)))
+        for m in methods:
+            for k in seeds:
+                (d / "results" / f"{m}-seed{k}.json").write_text(json.dumps(dict(config=dict(seed=k), train_seconds=600, eval_seconds=300)))
+
+    monkeypatch.setattr(sr, "STAGE_B", tmp_path)
+    comparison("20261125-180000", [3, 4, 5])
+    comparison("20261125-170000", [0, 1, 2])
+    sb = sr.load_stage_b()
+    assert [r["config"]["seed"] for r in sb["G8-lr3e-4"]["runs"]["sign"]] == [0, 1, 2, 3, 4, 5]
+    assert len(sb["G8-lr3e-4"]["dirs"]) == 2 and sb["methods-lr3e-4"]["dirs"] == []
+    assert not sr.stage_b_complete(sb)  # the other items have not started
+    assert "ran as more than one comparison directory" in sr.stage_b_layout(sb)
+    comparison("20261125-190000", [5], fp="f2")
+    with pytest.raises(SystemExit, match="different settings"):
+        sr.load_stage_b()
+    (tmp_path / "G8-lr3e-4" / "20261125-190000" / "config.json").write_text(
+        json.dumps(dict(estimators=["sign"], seeds=[5], fingerprint="f1")))
+    with pytest.raises(SystemExit, match="sign seed 5 finished in two directories"):
+        sr.load_stage_b()
 
 
 def test_the_study2_verdict_reads_the_plan_from_unrounded_numbers():

@@ -123,6 +123,21 @@ def test_a_series_equal_to_one_drawn_before_stays_visible():
     assert sign.get_linestyle() != "-"  # dashed, so the grpo line under it shows through
 
 
+def test_the_band_legend_names_the_seed_counts_of_every_series():
+    """Study 2's stage-B figure: series with 6 and 4 seeds in one panel; the band's legend said n=4, the last
+    series' count. With different counts it gives the range; with equal counts, the count."""
+    def runs(n):
+        return [[{"step": s, "starvation/all_fail": 0.1 * k + 0.01 * s} for s in range(1, 5)] for k in range(n)]
+
+    def band_label(hist):
+        labels = [t.get_text() for t in viz.log_curves(hist, "starvation/all_fail", "all-fail", window=1).axes[0]
+                  .get_legend().get_texts()]
+        return next(t for t in labels if t.startswith("band"))
+
+    assert band_label({"grpo": runs(6), "dapo": runs(4)}).endswith("(n=4–6 by series)")
+    assert band_label({"grpo": runs(3), "dapo": runs(3)}).endswith("(n=3)")
+
+
 def test_changes_by_arm_can_share_one_scale_across_panels():
     """Study 2's figure: one panel per learning rate of the same measure. Each panel scaled to its own values made a
     change of -0.05 at lr 1e-3 look as large as +0.6 at lr 1e-4; with same_scale every panel spans the largest."""
