@@ -614,18 +614,18 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
 
 def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "change from the start",
                    title: str | None = None, floor: float = 0.05, same_scale: bool = False,
-                   xlabel: str = "arm") -> Figure:
+                   xlabel: str = "arm", width: float | None = None) -> Figure:
     """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 11, the harm report):
     ``panels[panel title][arm] = [change per seed]``. Dots are seeds; a diamond and bar the mean and its 95%
     t-interval over seeds (two seeds or more); a dotted line at 0 (no change). Every arm keeps its column, finished
     or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it, and with
     ``same_scale`` every panel spans the largest (panels of one measure, e.g. one per learning rate). ``colours``:
     ``{arm: a label of :func:`style`}`` (an arm trained by grpo in the grpo colour); ``xlabel`` names what the arms
-    are (e.g. "estimator")."""
+    are (e.g. "estimator"); ``width`` the figure's, in inches (by default it grows with the panels)."""
     from .stats import mean_ci
 
     titles = list(panels)
-    fig, axes = _fig(ncols=len(titles), height=3.6, width=WIDTH * (0.62 * len(titles) + 0.1), title=title)
+    fig, axes = _fig(ncols=len(titles), height=3.6, width=width or WIDTH * (0.62 * len(titles) + 0.1), title=title)
     axes = np.atleast_1d(axes)
     arms = list(dict.fromkeys(a for t in titles for a in panels[t]))
     ns = set()

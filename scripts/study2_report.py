@@ -224,6 +224,26 @@ def starvation_figure(summary: dict, path: Path) -> None:
                     "Study 2: degenerate training groups over training (moving average over 8 steps)", path)
 
 
+STAGE_B_ARMS = (("grpo", None, "grpo"), ("sign", None, "sign"), ("drgrpo", "methods-lr3e-4", "drgrpo"),
+                ("gpg", "methods-lr3e-4", "gpg"), ("maxrl", "methods-lr3e-4", "maxrl"),
+                ("dapo\n(all it generated)", "dapo-lr3e-4", "dapo"), ("dapo\n(1,024 generated)", "dapo-equalgen-lr3e-4", "dapo"),
+                ("grpo\nG = 8", "G8-lr3e-4", "grpo"), ("sign\nG = 8", "G8-lr3e-4", "sign"))
+# each arm of stage B's figure: (label, stage-B item or None for stage A at lr 3e-4, method)
+
+
+def stage_b_figure(data: dict, summary: dict, sb: dict, path: Path) -> None:
+    """Stage B's pass@1 per seed beside stage A's grpo and sign at lr 3e-4, each minus the start."""
+    from grpo_lab.viz import changes_by_arm
+
+    base = data["3e-4"]["start"]["pass_at_k"]["1"]
+    arms = {label: [v - base for v in pass1(summary, sb, item, m)] for label, item, m in STAGE_B_ARMS}
+    fig = changes_by_arm({"lr 3e-4, seeds 0–5": arms}, colours={label: m for label, _, m in STAGE_B_ARMS},
+                         ylabel="pass@1 after training minus the start", width=9.0,
+                         xlabel="method (G = 4 unless named; 1,024 training completions each, dapo's generated on top)",
+                         title="Study 2, stage B (descriptive): pass@1 on 200 held-out single-digit sums (SmolLM2-135M)")
+    fig.savefig(path)
+
+
 def stage_b_starvation_figure(summary: dict, sb: dict, path: Path) -> None:
     """Stage B's starvation timeline at lr 3e-4, stage A's grpo and sign beside it: the group-mean baselines, the
     fixed reference and dynamic sampling, and G = 8. DAPO's fractions count every group it generated, the dropped
@@ -347,23 +367,29 @@ def deviations(summary: dict, sb: dict) -> list[str]:
 
 
 STAGE_B = HERE / "stageB"  # stage B's comparisons: stageB/<item>/<timestamp>/ (descriptive; the plan's order)
-STAGE_B_ITEMS = (("methods-lr3e-4", "drgrpo, gpg, maxrl at lr 3e-4"), ("dapo-lr3e-4", "dapo at lr 3e-4"),
-                 ("G8-lr3e-4", "grpo and sign at G = 8, 32 steps × 4 prompts × 8"),
-                 ("dapo-equalgen-lr3e-4", "dapo stopped at 1,024 completions"))
+STAGE_B_ITEMS = (("methods-lr3e-4", "drgrpo, gpg, maxrl at lr 3e-4", ("drgrpo", "gpg", "maxrl")),
+                 ("dapo-lr3e-4", "dapo at lr 3e-4", ("dapo",)),
+                 ("G8-lr3e-4", "grpo and sign at G = 8, 32 steps × 4 prompts × 8", METHODS),
+                 ("dapo-equalgen-lr3e-4", "dapo stopped at 1,024 completions", ("dapo",)))  # (item, what, methods)
 
 
 def load_stage_b() -> dict:
-    """Per stage-B item: its comparison directories and, per method they compare, the finished runs in seed order. An item may span several directories (seeds split over the two cores, one
+    """Per stage-B item: its comparison directories and, per method the plan runs there, the finished runs in seed
+    order. An item may span several directories (seeds split over the two cores, one
     process each: a directory is locked by the process that trains it); they must share every setting (the
-    fingerprint ``grpo-lab compare`` writes), and no (method, seed) may be finished twice."""
+    fingerprint ``grpo-lab compare`` writes), compare only the plan's methods there, and no (method, seed) may be
+    finished twice."""
     out = {}
-    for item, what in STAGE_B_ITEMS:
+    for item, what, planned in STAGE_B_ITEMS:
         dirs = sorted(p.parent for p in (STAGE_B / item).glob("*/config.json"))
         confs = [json.loads((d / "config.json").read_text()) for d in dirs]
         if len({c["fingerprint"] for c in confs}) > 1:
             raise SystemExit(f"stageB/{item}'s directories ({', '.join(d.name for d in dirs)}) hold comparisons with "
                              "different settings: one item is one set of settings")
-        methods, runs = {}, {}  # methods: in the configs' order
+        if any(set(c["estimators"]) - set(planned) for c in confs):
+            raise SystemExit(f"stageB/{item} compares {sorted({m for c in confs for m in c['estimators']})}; the plan "
+                             f"has {list(planned)} there")
+        runs = {}
         for d, conf in zip(dirs, confs):
             for m, rs in finished(d, conf).items():
                 for r in rs:
@@ -371,16 +397,14 @@ def load_stage_b() -> dict:
                     if seed in runs.setdefault(m, {}):
                         raise SystemExit(f"stageB/{item}: {m} seed {seed} finished in two directories")
                     runs[m][seed] = r
-            methods |= dict.fromkeys(conf["estimators"])
         out[item] = dict(what=what, dirs=dirs,
-                         runs={m: [runs.get(m, {})[k] for k in sorted(runs.get(m, {}))] for m in methods})
+                         runs={m: [runs.get(m, {})[k] for k in sorted(runs.get(m, {}))] for m in planned})
     return out
 
 
 def stage_b_complete(sb: dict) -> bool:
     """Whether every stage-B item has every method at the plan's seeds 0-5."""
-    return all(b["dirs"] and all([r["config"]["seed"] for r in rs] == list(range(SEEDS)) for rs in b["runs"].values())
-               for b in sb.values())
+    return all([r["config"]["seed"] for r in rs] == list(range(SEEDS)) for b in sb.values() for rs in b["runs"].values())
 
 
 def _between(a, b) -> str:
@@ -390,6 +414,13 @@ def _between(a, b) -> str:
     return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]{side}"
 
 
+def pass1(summary: dict, sb: dict, item: str | None, m: str) -> list[float]:
+    """Method ``m``'s pass@1 per seed in stage-B item ``item`` (None: stage A at lr 3e-4, stage B's reference)."""
+    if item is None:
+        return summary["vals"]["3e-4", m]["pass1"]
+    return [r["eval"]["pass_at_k"]["1"] for r in sb[item]["runs"].get(m, [])]
+
+
 def stage_b_finding(summary: dict, sb: dict) -> str | None:
     """What stage B found, in words, from the unrounded runs (None until every item has its 6 seeds): each
     difference descriptive (Welch over seeds, no correction: the plan corrects only stage A)."""
@@ -397,9 +428,9 @@ def stage_b_finding(summary: dict, sb: dict) -> str | None:
         return None
 
     def p1(item, m):
-        return [r["eval"]["pass_at_k"]["1"] for r in sb[item]["runs"][m]]
+        return pass1(summary, sb, item, m)
 
-    grpo, sign = summary["vals"]["3e-4", "grpo"]["pass1"], summary["vals"]["3e-4", "sign"]["pass1"]
+    grpo, sign = p1(None, "grpo"), p1(None, "sign")
     dapo, equal = sb["dapo-lr3e-4"]["runs"]["dapo"], sb["dapo-equalgen-lr3e-4"]["runs"]["dapo"]
     ratio = np.mean([r["completions"] for r in dapo]) / (STEPS * PROMPTS * G)
     g4 = next((r for r in summary["rows"] or [] if r["rate"] == "3e-4"), None)
@@ -415,8 +446,8 @@ def stage_b_finding(summary: dict, sb: dict) -> str | None:
             f"+0.454); GPG minus GRPO {_between(p1('methods-lr3e-4', 'gpg'), grpo)}, MaxRL minus GRPO "
             f"{_between(p1('methods-lr3e-4', 'maxrl'), grpo)}; DAPO minus GRPO {_between(p1('dapo-lr3e-4', 'dapo'), grpo)} "
             f"while generating {ratio:.1f}× the completions, and {_between(p1('dapo-equalgen-lr3e-4', 'dapo'), grpo)} "
-            f"when stopped at the same 1,024 generated completions ({np.mean([r['steps_done'] for r in equal]):.1f} "
-            f"optimizer steps on average); at G = 8 with the same 1,024 training completions (32 steps × 4 prompts "
+            f"when stopped once it had generated 1,024 completions ({np.mean([r['completions'] for r in equal]):,.0f} "
+            f"generated and {np.mean([r['steps_done'] for r in equal]):.1f} optimizer steps on average); at G = 8 with the same 1,024 training completions (32 steps × 4 prompts "
             f"× 8), sign − grpo {_between(p1('G8-lr3e-4', 'sign'), p1('G8-lr3e-4', 'grpo'))} against "
             f"{_between(sign, grpo)} at G = 4{narrow}.")
 
@@ -490,7 +521,7 @@ def render(data: dict, summary: dict, sb: dict) -> str:
            "correction, no verdict.", ""]
     found = stage_b_finding(summary, sb)
     md += ([found, ""] if found else []) + stage_b(summary, sb)
-    md += ["", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
+    md += ["", "![pass@1 change per seed, stage B beside stage A at lr 3e-4](stageB.png)", "", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
            "count every group it generated, the dropped ones too; DAPO at equal generation is not drawn (its steps are "
            "the first of DAPO's runs).", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
     md += ["", "## Deviations from the plan", ""]
@@ -601,23 +632,40 @@ def plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def shipped(data: dict, summary: dict) -> str:
+def shipped(data: dict, summary: dict, sb: dict) -> str:
     """The lesson's copy (grpo_lab/data/smollm2_study2.json): each rate's comparison as scripts/export_study.py
     writes one (finals, each problem's correct samples, the per-step starvation history), the planned comparisons
-    and the finding in words, unrounded; the lesson recomputes the comparisons and asserts they agree."""
+    and the finding in words, unrounded; the lesson recomputes the comparisons and asserts they agree. Stage B:
+    each item's finals per method and seed (no histories: its figure is the report's), and its finding in words."""
     rows = summary["rows"]
     keep = ("rate", "d", "lo", "hi", "p", "boot", "apart", "need")
+    stage = {item: dict(what=b["what"], command=json.loads((b["dirs"][0] / "config.json").read_text())["command"],
+                        methods={m: [dict(seed=r["config"]["seed"], pass_at_1=r["eval"]["pass_at_k"]["1"],
+                                          greedy=r["eval"]["greedy"], completions=r["completions"],
+                                          steps=r["steps_done"]) for r in rs] for m, rs in b["runs"].items()})
+             for item, b in sb.items() if b["dirs"]}
     out = dict(source="scripts/study2_report.py from docs/results/smollm2-study2 (plan: PLAN.md there)",
                rates=list(RATES), methods=list(METHODS), seeds=SEEDS,
                comparisons={rate: export(d["dir"], HISTORY, problems=True) for rate, d in data.items() if d["dir"]},
                planned=[{k: plain(r[k]) for k in keep} for r in rows] if rows else None,
-               finding=finding(summary) if rows else None)
+               finding=finding(summary) if rows else None,
+               stage_b=stage, stage_b_finding=stage_b_finding(summary, sb))
     return json.dumps(out, indent=None, separators=(",", ":")) + "\n"
 
 
 PAGES = {ROOT / "README.md": "docs/replication-2605.07689.md",
          ROOT / "docs" / "guide" / "real-model.md": "../replication-2605.07689.md"}
 MARKERS = "<!-- study2-verdict:begin -->", "<!-- study2-verdict:end -->"
+GUIDE = ROOT / "docs" / "guide" / "real-model.md"  # it also carries stage B's finding (the README has no room)
+MARKERS_B = "<!-- study2-stageB:begin -->", "<!-- study2-stageB:end -->"
+
+
+def stage_b_line(summary: dict, sb: dict) -> str:
+    found = stage_b_finding(summary, sb)
+    done = sum(len(rs) for b in sb.values() for rs in b["runs"].values())
+    total = SEEDS * sum(len(b["runs"]) for b in sb.values())
+    return (found or f"Stage B in progress: {done} of its {total} runs finished "
+            "([report](../results/smollm2-study2/REPORT.md)).")
 
 
 def main(argv=None) -> int:
@@ -627,12 +675,14 @@ def main(argv=None) -> int:
     data = load()
     s = summarise(data)
     sb = load_stage_b()
-    want = {HERE / "REPORT.md": render(data, s, sb), REPLICATION: replication(data, s, sb), DATA: shipped(data, s)}
+    want = {HERE / "REPORT.md": render(data, s, sb), REPLICATION: replication(data, s, sb), DATA: shipped(data, s, sb)}
     want |= {page: fill(page.read_text(), MARKERS, verdict(s, link)) for page, link in PAGES.items()}
+    want[GUIDE] = fill(want[GUIDE], MARKERS_B, stage_b_line(s, sb))
     status = write_or_check(want, a.check, "scripts/study2_report.py")
     if not a.check:
         figure(data, s, HERE / "study2.png")
         starvation_figure(s, HERE / "starvation.png")
+        stage_b_figure(data, s, sb, HERE / "stageB.png")
         stage_b_starvation_figure(s, sb, HERE / "starvation-stageB.png")
     return status
 

@@ -164,8 +164,8 @@ def test_the_study2_reports_match_the_tracked_runs():
 
 def test_a_stage_b_item_may_span_directories_of_one_setting(tmp_path, monkeypatch):
     """Issue 40, stage B: an item's seeds may be split over two comparison directories (one process per core); the
-    report merges their finished runs in seed order, and refuses directories with other settings or a seed finished
-    twice, naming them."""
+    report merges their finished runs in seed order, and refuses directories with other settings, a method the plan
+    does not run there or a seed finished twice, naming them."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import study2_report as sr
 
@@ -191,6 +191,10 @@ def test_a_stage_b_item_may_span_directories_of_one_setting(tmp_path, monkeypatc
     (tmp_path / "G8-lr3e-4" / "20261125-190000" / "config.json").write_text(
         json.dumps(dict(estimators=["sign"], seeds=[5], fingerprint="f1")))
     with pytest.raises(SystemExit, match="sign seed 5 finished in two directories"):
+        sr.load_stage_b()
+    (tmp_path / "G8-lr3e-4" / "20261125-190000" / "config.json").write_text(
+        json.dumps(dict(estimators=["rloo"], seeds=[5], fingerprint="f1")))
+    with pytest.raises(SystemExit, match="the plan has"):
         sr.load_stage_b()
 
 
