@@ -16,7 +16,6 @@ report says it is interim and reads nothing: the numbers are shown, the verdict 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, holm, mean_ci, mean_p  # noqa: E402
 from paired_report import engine_finding  # noqa: E402
-from readme_excerpt import fill, write_or_check  # noqa: E402
+from readme_excerpt import fill, report_main  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "harm"
 HARD = "gym:chain_sum:min_terms=3,max_terms=3,min_digits=1,max_digits=1"
@@ -334,19 +333,17 @@ def render(data: dict, summary: dict) -> str:
     return "\n".join(md)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true")
-    a = ap.parse_args(argv)
+def build():
     data = load()
     s = summarise(data)
     want = {HERE / "REPORT.md": render(data, s), DATA: export(data, s)}
     want |= {page: fill(page.read_text(), MARKERS, verdict(s["m"], s["rows"], s["done"], link))
              for page, link in PAGES.items()}
-    status = write_or_check(want, a.check, "scripts/harm_report.py")
-    if not a.check and s["m"]:
-        figure(s["m"], HERE / "harm.png")
-    return status
+    return want, (lambda: figure(s["m"], HERE / "harm.png")) if s["m"] else None
+
+
+def main(argv=None) -> int:
+    return report_main(argv, __doc__, "scripts/harm_report.py", build)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ reward beside them. :func:`verdict` is the line in docs/guide/generation.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm  # noqa: E402
-from readme_excerpt import fill, write_or_check  # noqa: E402
+from readme_excerpt import fill, report_main  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "smollm2-fastpath-paired"
 ARMS = {"T": ROOT / "docs" / "results" / "smollm2-study-lr1e-4", "P": HERE / "P", "F": HERE / "F"}
@@ -195,13 +194,12 @@ def verdict_line() -> str:
     return verdict(m, comparisons(m))
 
 
+def build():
+    return {HERE / "REPORT.md": render(), GUIDE: fill(GUIDE.read_text(), MARKERS, verdict_line())}, None
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--check", action="store_true")
-    a = ap.parse_args(argv)
-    line = verdict_line()
-    want = {HERE / "REPORT.md": render(), GUIDE: fill(GUIDE.read_text(), MARKERS, line)}
-    return write_or_check(want, a.check, "scripts/paired_report.py")
+    return report_main(argv, __doc__, "scripts/paired_report.py", build)
 
 
 if __name__ == "__main__":

@@ -285,6 +285,20 @@ def write_or_check(want: dict[Path, str], check: bool, script: str) -> int:
     return 0
 
 
+def report_main(argv, doc: str | None, script: str, build) -> int:
+    """The report scripts' command line (harm_report, paired_report, study2_report): ``build()`` returns ``(want,
+    draw)``, the generated pages (path -> text) and a function drawing the figures (or None); ``--check`` writes
+    nothing and names what differs (:func:`write_or_check`), otherwise the pages are written and the figures drawn."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each page that differs")
+    a = ap.parse_args(argv)
+    want, draw = build()
+    status = write_or_check(want, a.check, script)
+    if not a.check and draw is not None:
+        draw()
+    return status
+
+
 def render(readme: str, blocks: dict[str, str] | None = None) -> str:
     """``readme`` with every generated block it holds rewritten (a page without a block comes back unchanged)."""
     blocks = blocks or all_blocks()

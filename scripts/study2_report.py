@@ -15,7 +15,6 @@ are shown, no verdict is drawn from them.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import textwrap
@@ -29,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm, paired_bootstrap, seeds_needed  # noqa: E402
 from export_study import export, finished  # noqa: E402
 from paired_report import engine_finding  # noqa: E402
-from readme_excerpt import fill, write_or_check  # noqa: E402
+from readme_excerpt import fill, report_main  # noqa: E402
 
 HERE = ROOT / "docs" / "results" / "smollm2-study2"
 REPLICATION = ROOT / "docs" / "replication-2605.07689.md"
@@ -497,6 +496,8 @@ def render(data: dict, summary: dict, sb: dict) -> str:
                "from them.", ""]
     else:
         md += ["## What it found", "", finding(summary), ""]
+        found = stage_b_finding(summary, sb)
+        md += [found, ""] if found else []
     md += ["## Primary measure: pass@1 on 200 held-out problems (8 samples each), after training", "",
            f"Mean [95% t-interval over seeds]. SmolLM2-135M-Instruct, LoRA r = 16, {STEPS} steps × {PROMPTS} prompts "
            f"× G = {G} = {STEPS * PROMPTS * G:,} training completions per run, single-digit sums of two terms; the start "
@@ -519,8 +520,7 @@ def render(data: dict, summary: dict, sb: dict) -> str:
            "MaxRL; dapo; grpo and sign at G = 8 with the same 1,024 completions; dapo at equal generation. It "
            + ("ran" if stage_b_complete(sb) else "runs") + " from the same worktree as stage A (one grader). Each line is descriptive: an interval over seeds, no "
            "correction, no verdict.", ""]
-    found = stage_b_finding(summary, sb)
-    md += ([found, ""] if found else []) + stage_b(summary, sb)
+    md += stage_b(summary, sb)
     md += ["", "![pass@1 change per seed, stage B beside stage A at lr 3e-4](stageB.png)", "", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
            "count every group it generated, the dropped ones too; DAPO at equal generation is not drawn (its steps are "
            "the first of DAPO's runs).", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
@@ -668,23 +668,24 @@ def stage_b_line(summary: dict, sb: dict) -> str:
             "([report](../results/smollm2-study2/REPORT.md)).")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true")
-    a = ap.parse_args(argv)
+def build():
     data = load()
     s = summarise(data)
     sb = load_stage_b()
     want = {HERE / "REPORT.md": render(data, s, sb), REPLICATION: replication(data, s, sb), DATA: shipped(data, s, sb)}
     want |= {page: fill(page.read_text(), MARKERS, verdict(s, link)) for page, link in PAGES.items()}
     want[GUIDE] = fill(want[GUIDE], MARKERS_B, stage_b_line(s, sb))
-    status = write_or_check(want, a.check, "scripts/study2_report.py")
-    if not a.check:
+
+    def draw():
         figure(data, s, HERE / "study2.png")
         starvation_figure(s, HERE / "starvation.png")
         stage_b_figure(data, s, sb, HERE / "stageB.png")
         stage_b_starvation_figure(s, sb, HERE / "starvation-stageB.png")
-    return status
+    return want, draw
+
+
+def main(argv=None) -> int:
+    return report_main(argv, __doc__, "scripts/study2_report.py", build)
 
 
 if __name__ == "__main__":
