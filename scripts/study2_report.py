@@ -337,8 +337,8 @@ def stage_b_layout(sb: dict) -> str:
            "set of settings (the report refuses directories of an item whose fingerprints differ); each directory "
            "evaluated the start on its own." if split else "")
     return out + (f" Stage B's {len(times)} finished runs took {sum(times):.1f} machine-hours (training and "
-                  "evaluation, the start evaluations and model loading not counted), against the plan's 14." if times
-                  else "")
+                  "evaluation, one torch thread each, two runs at a time on the two cores; the start evaluations and "
+                  "model loading not counted), against the plan's 14." if times else "")
 
 
 def deviations(summary: dict, sb: dict) -> list[str]:
