@@ -327,6 +327,18 @@ def engine() -> str:
             "to both methods, so it cancels in sign − grpo; a comparison with the start could carry part of it.")
 
 
+def same_start(data: dict, sb: dict) -> str:
+    """Whether every stage-B directory evaluated the start exactly as stage A's did (sampling is seeded, so a
+    different start would mean another engine, grader or model), naming those that did not."""
+    ref = {json.dumps(d["start"], sort_keys=True) for d in data.values() if d["start"]}
+    other = [f"{item}/{d.name}" for item, b in sb.items() for d in b["dirs"] if (d / "start.json").is_file()
+             and json.dumps(json.loads((d / "start.json").read_text()), sort_keys=True) not in ref]
+    if len(ref) > 1:
+        return " Stage A's three directories evaluated the start differently."
+    return (f" The start evaluations of {', '.join(other)} differ from stage A's." if other else
+            " Every stage-B directory's start evaluation is identical to stage A's, value for value.")
+
+
 def stage_b_layout(sb: dict) -> str:
     """The stage-B items that ran as more than one comparison directory, and stage B's measured time."""
     split = [f"{b['what']} ({', '.join(d.name for d in b['dirs'])})" for b in sb.values() if len(b["dirs"]) > 1]
@@ -341,7 +353,7 @@ def stage_b_layout(sb: dict) -> str:
                   "model loading not counted), against the plan's 14." if times else "")
 
 
-def deviations(summary: dict, sb: dict) -> list[str]:
+def deviations(data: dict, summary: dict, sb: dict) -> list[str]:
     times = [(r["train_seconds"] + r["eval_seconds"]) / 60 for v in summary["vals"].values() for r in v["results"]]
     per_run = float(np.median(times)) if times else float("nan")
     md = [f"- **Time**: a run took {per_run:.1f} minutes (median of {len(times)}: training and evaluation, one torch "
@@ -359,7 +371,7 @@ def deviations(summary: dict, sb: dict) -> list[str]:
             "command with `--out docs/results/smollm2-study2/stageB/<item>`), and the finished runs copied back.",
           "- **Stage B's size**: the plan counts drgrpo, gpg and maxrl × seeds 0–5 as 24 runs; they are 18. Stage B "
           "runs from the same worktree as stage A (the same grader), each item in its own directory under stageB/."
-          + stage_b_layout(sb),
+          + stage_b_layout(sb) + same_start(data, sb),
           "- **The paper's model**: the plan calls arXiv 2605.07689's model \"a small model\"; its abstract names "
           "Qwen3.5-9B (and Llama-3.1-8B as a directional check). The replication report says so."]
     return md
@@ -525,7 +537,7 @@ def render(data: dict, summary: dict, sb: dict) -> str:
            "count every group it generated, the dropped ones too; DAPO at equal generation is not drawn (its steps are "
            "the first of DAPO's runs).", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
     md += ["", "## Deviations from the plan", ""]
-    md += deviations(summary, sb)
+    md += deviations(data, summary, sb)
     md += ["", "## The engine", "", engine(), ""]
     return "\n".join(md)
 
@@ -619,7 +631,7 @@ def replication(data: dict, summary: dict, sb: dict) -> str:
            "equal generation.",
            "- A larger model, GSM8K itself, and the paper's 200 steps: out of this machine's reach (two CPU cores). "
            "The GPU path (lesson 06) is written for GSM8K but has not been executed yet (docs/gpu.md).", "",
-           "## Deviations", ""] + deviations(summary, sb) + ["", "## The engine", "",
+           "## Deviations", ""] + deviations(data, summary, sb) + ["", "## The engine", "",
                                                            engine().replace("../smollm2-fastpath-paired",
                                                                           "results/smollm2-fastpath-paired"), ""]
     return "\n".join(md)
