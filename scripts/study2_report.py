@@ -230,6 +230,21 @@ STAGE_B_ARMS = (("grpo", None, "grpo"), ("sign", None, "sign"), ("drgrpo", "meth
 # each arm of stage B's figure: (label, stage-B item or None for stage A at lr 3e-4, method)
 
 
+def agreeing_steps(sb: dict) -> dict[int, int]:
+    """Per seed, how many first steps DAPO at equal generation logged exactly as DAPO's own run of that seed did
+    (reward, degenerate groups, completions generated and loss, value for value): the same method, seed and settings
+    but for the stopping rule, so any departure comes from the run itself, not its configuration."""
+    keys = ("reward", "starvation/all_fail", "sampling/completions_total", "loss")
+    full = {r["config"]["seed"]: r["history"] for r in sb["dapo-lr3e-4"]["runs"]["dapo"]}
+    out = {}
+    for r in sb["dapo-equalgen-lr3e-4"]["runs"]["dapo"]:
+        seed, mine = r["config"]["seed"], r["history"]
+        if seed in full:
+            out[seed] = next((i for i, (a, b) in enumerate(zip(mine, full[seed]))
+                              if any(a.get(k) != b.get(k) for k in keys)), min(len(mine), len(full[seed])))
+    return out
+
+
 def stage_b_figure(data: dict, summary: dict, sb: dict, path: Path) -> None:
     """Stage B's pass@1 per seed beside stage A's grpo and sign at lr 3e-4, each minus the start."""
     from grpo_lab.viz import changes_by_arm
@@ -246,7 +261,7 @@ def stage_b_figure(data: dict, summary: dict, sb: dict, path: Path) -> None:
 def stage_b_starvation_figure(summary: dict, sb: dict, path: Path) -> None:
     """Stage B's starvation timeline at lr 3e-4, stage A's grpo and sign beside it: the group-mean baselines, the
     fixed reference and dynamic sampling, and G = 8. DAPO's fractions count every group it generated, the dropped
-    ones too; DAPO at equal generation is left out (its steps are the first of DAPO's own runs)."""
+    ones too; DAPO at equal generation (the same method, stopped early) is left out."""
     def hist(item, m):
         return [r["history"] for r in sb[item]["runs"].get(m, [])]
 
@@ -533,9 +548,26 @@ def render(data: dict, summary: dict, sb: dict) -> str:
            + ("ran" if stage_b_complete(sb) else "runs") + " from the same worktree as stage A (one grader). Each line is descriptive: an interval over seeds, no "
            "correction, no verdict.", ""]
     md += stage_b(summary, sb)
-    md += ["", "![pass@1 change per seed, stage B beside stage A at lr 3e-4](stageB.png)", "", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
-           "count every group it generated, the dropped ones too; DAPO at equal generation is not drawn (its steps are "
-           "the first of DAPO's runs).", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
+    md += ["", "![pass@1 change per seed, stage B beside stage A at lr 3e-4](stageB.png)"]
+    agree = agreeing_steps(sb)
+    equal = sb["dapo-equalgen-lr3e-4"]["runs"]["dapo"]
+    if agree:
+        md += ["", "DAPO at equal generation ran as runs of its own, not cut from DAPO's. Step by step against DAPO's "
+               "run of the same seed, it logged the same values (reward, degenerate groups, completions, loss) for its "
+               "first steps (by seed: " + ", ".join(f"{k}: {v}" for k, v in sorted(agree.items())) +
+               f" steps, of {np.mean([r['steps_done'] for r in equal]):.1f} on average): the same method, seed and "
+               "settings but for the stopping rule, so a run is not reproducible bit for bit from its seed. One cause is known: "
+               "vLLM's CPU worker runs in the training process and reseeds its random generators to the engine's seed "
+               "(0) when the engine starts (`set_random_seed` in vllm/v1/worker/cpu_worker.py), so a run that starts the "
+               "engine itself (the first run of a resumed process; otherwise the start's evaluation starts it) samples "
+               "its rollouts from that stream, not its own seed's, and later runs of the process go on from theirs. "
+               "Runs that start alike can still part after a few steps, which points at state the engine "
+               "keeps between runs of one process; not investigated further. The prompts each seed draws do not "
+               "depend on it (TRL's sampler has its own generator), so each run still trains on its own seed's prompts and "
+               "the intervals over seeds keep their meaning; what is lost is replaying one seed exactly."]
+    md += ["", "The starvation timeline at lr 3e-4, stage A's grpo and sign beside stage B's methods. DAPO's fractions "
+           "count every group it generated, the dropped ones too; DAPO at equal generation (the same method, stopped "
+           "early) is not drawn.", "", "![degenerate training groups over training, stage B](starvation-stageB.png)"]
     md += ["", "## Deviations from the plan", ""]
     md += deviations(data, summary, sb)
     md += ["", "## The engine", "", engine(), ""]
