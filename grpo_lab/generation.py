@@ -192,7 +192,9 @@ class VLLMEngine:
     # ------------------------------------------------------------------ the engine
     def _engine(self, model, dtype: str | None = None):
         """vLLM's ``LLM`` for ``model``'s base weights in ``dtype`` (None: the model's), built once per process and
-        model."""
+        model. Building it leaves this process's random generators as they were: vLLM's CPU worker runs in this
+        process and reseeds torch's, Python's and NumPy's to the engine's seed while it starts, so a run that started
+        the engine sampled its rollouts from that seed's stream instead of its own (study 2's report)."""
         path, dtype = _model_path(model), dtype or _dtype_of(model)
         key = (path, dtype)
         if self._key == key:
@@ -208,6 +210,7 @@ class VLLMEngine:
         import torch
 
         threads, set_threads = torch.get_num_threads(), torch.set_num_threads
+        generators = _generator_states()
         from vllm import LLM
 
         # a hand-over of the trained blocks alone is a partial reload by design: vLLM keeps the other layers' weights
@@ -226,6 +229,7 @@ class VLLMEngine:
             # process; grpo-lab's thread setting (RunConfig.threads) stays in force
             torch.set_num_threads = set_threads
             torch.set_num_threads(threads)
+            _restore_generators(generators)
         self._key, self._owner = key, None
         return self.llm
 
@@ -371,6 +375,31 @@ class VLLMRollouts:
 
 
 # ---------------------------------------------------------------------------------------------- pure helpers
+
+def _generator_states() -> tuple:
+    """The states of this process's random generators: torch's (and CUDA's, where there is one), Python's, NumPy's."""
+    import random
+
+    import numpy as np
+    import torch
+
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    return torch.random.get_rng_state(), cuda, random.getstate(), np.random.get_state()
+
+
+def _restore_generators(states: tuple) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    cpu, cuda, py, npy = states
+    torch.random.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+    random.setstate(py)
+    np.random.set_state(npy)
+
 
 def _model_path(model) -> str:
     """The directory of ``model``'s base weights (what vLLM loads, then receives updates for)."""

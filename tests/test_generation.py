@@ -222,6 +222,30 @@ def test_the_canary_fails_when_stale_tensors_are_handed_over(adapted, monkeypatc
 
 
 @needs_vllm
+def test_starting_the_engine_leaves_the_random_generators_as_they_were(adapted):
+    """Study 2 (issue 40): vLLM's in-process CPU worker reseeds torch, Python and NumPy to its own seed (0) while it
+    starts, so the run that started the engine drew its rollouts from seed 0's stream whatever its own seed, and its
+    replay in a process with the engine already running drew others. Starting the engine must leave the streams
+    where they were."""
+    import random
+
+    import numpy as np
+
+    model, _, _ = adapted
+    engine = get_engine("vllm")
+    engine.close()  # the next use starts it again
+
+    def draws():
+        return torch.rand(4).tolist(), random.random(), float(np.random.rand())
+
+    torch.manual_seed(11), random.seed(11), np.random.seed(11)
+    expected = draws()
+    torch.manual_seed(11), random.seed(11), np.random.seed(11)
+    engine._engine(model)
+    assert engine.llm is not None and draws() == expected
+
+
+@needs_vllm
 def test_vllm_sampling_is_seeded_and_reports_truncation(adapted):
     model, tok, prompts = adapted
     sample = get_engine("vllm").sampler(model, tok)
