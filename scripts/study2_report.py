@@ -453,9 +453,7 @@ def stage_b_finding(summary: dict, sb: dict) -> str | None:
     if not stage_b_complete(sb):
         return None
 
-    def p1(item, m):
-        return pass1(summary, sb, item, m)
-
+    p1 = functools.partial(pass1, summary, sb)
     grpo, sign = p1(None, "grpo"), p1(None, "sign")
     dapo, equal = sb["dapo-lr3e-4"]["runs"]["dapo"], sb["dapo-equalgen-lr3e-4"]["runs"]["dapo"]
     ratio = np.mean([r["completions"] for r in dapo]) / (STEPS * PROMPTS * G)
@@ -493,7 +491,7 @@ def stage_b(summary: dict, sb: dict) -> list[str]:
             if not rs:
                 md.append(f"| {b['what']} | {m} | 0 of {SEEDS} | — | — | — | — |")
                 continue
-            p1 = [r["eval"]["pass_at_k"]["1"] for r in rs]
+            p1 = pass1(summary, sb, item, m)
             graders |= {r["eval"].get("grader", "unrecorded") for r in rs}
             diff = _between(p1, grpo) if len(p1) >= 2 and len(grpo) >= 2 else "— (needs 2 seeds)"
             md.append(f"| {b['what']} | {m} | {len(rs)} of {SEEDS} | {fmt(p1)} | "
