@@ -297,15 +297,19 @@ def holm(pvalues, alpha: float = 0.05) -> list[bool]:
     return out
 
 
-def seeds_needed(a, b, most: int = 1000) -> int | None:
-    """Seeds per method for a two-sided test at 5% with 80% power to detect a difference the size of
+def seeds_needed(a, b, most: int = 1000, alpha: float = 0.05) -> int | None:
+    """Seeds per method for a two-sided test at level ``alpha`` with 80% power to detect a difference the size of
     ``mean(a) - mean(b)``, from the pooled seed-to-seed variance: the smallest n with
-    ``(t_{0.975, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference|`` (t quantiles: with few seeds the
-    normal ones of notebook 09 promise too few). ``None`` when more than ``most`` would be needed (or the
-    difference is 0). The values must be finite, one per seed, and ``most`` a whole number >= 2 (refused by name
-    otherwise). Introduced in notebook 10; the README's study lines use it too."""
+    ``(t_{1-alpha/2, 2n-2} + t_{0.80, 2n-2}) * sd * sqrt(2 / n) <= |difference|`` (t quantiles: with few seeds the
+    normal ones of notebook 09 promise too few). A comparison read with Holm's correction over m must pass
+    ``alpha / m`` at its strictest step: give that ``alpha``. ``None`` when more than ``most`` would be needed (or
+    the difference is 0). The values must be finite, one per seed, and ``most`` a whole number >= 2 (refused by
+    name otherwise). It answers "if the true difference were the one measured, how many seeds": a hypothetical,
+    not a prediction. Introduced in notebook 10; the study reports use it too."""
     if isinstance(most, bool) or not isinstance(most, (int, np.integer)) or most < 2:
         raise ValueError(f"most must be a whole number >= 2 (the largest seed count worth reporting), got {most!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     a, b = _sample(a, "seeds_needed"), _sample(b, "seeds_needed")
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a seed count needs at least 2 values on each side to measure the spread, got {a.size} "
@@ -315,4 +319,64 @@ def seeds_needed(a, b, most: int = 1000) -> int | None:
     if diff == 0:
         return None
     return next((n for n in range(2, most + 1)
-                 if (t_quantile(2 * n - 2) + t_quantile(2 * n - 2, 0.6)) * sd * math.sqrt(2 / n) <= diff), None)
+                 if (t_quantile(2 * n - 2, 1 - alpha) + t_quantile(2 * n - 2, 0.6)) * sd * math.sqrt(2 / n) <= diff),
+                None)
+
+
+def spread(values) -> bool:
+    """Whether a sample over seeds varies at all. Seeds that agree exactly (common with two seeds and few
+    evaluation problems) give a t-interval of zero width, ``[x, x]``, which would read as certainty: every helper
+    that words a result says "cannot tell: the seeds agree exactly" instead."""
+    v = _sample(values, "spread")
+    return v.size >= 2 and bool(np.ptp(v) > 0)
+
+
+def paired_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean(a - b), lo, hi)`` over seeds paired one to one (``a[i]`` and ``b[i]`` ran with the same seed, so the
+    same prompts and data order): the t-interval of the per-seed differences, ``n - 1`` degrees of freedom. Use it
+    only where the design pairs by seed (a study's plan says so); otherwise :func:`diff_ci`."""
+    a, b = _sample(a, "paired_ci"), _sample(b, "paired_ci")
+    if a.size != b.size or a.size < 2:
+        raise ValueError(f"a paired interval needs the same seeds on both sides, at least 2; got {a.size} and {b.size}")
+    return mean_ci(a - b, confidence)
+
+
+def paired_p(a, b) -> float:
+    """The two-sided p-value of :func:`paired_ci`'s mean difference (the one-sample t test of the differences)."""
+    a, b = _sample(a, "paired_p"), _sample(b, "paired_p")
+    if a.size != b.size or a.size < 2:
+        raise ValueError(f"a paired test needs the same seeds on both sides, at least 2; got {a.size} and {b.size}")
+    return mean_p(a - b)
+
+
+def _change_se(values, start_se) -> tuple[np.ndarray, float]:
+    v = _sample(values, "change_ci")
+    if v.size < 2:
+        raise ValueError(f"a change from the start needs at least 2 seeds, got {v.size}")
+    if isinstance(start_se, bool) or not isinstance(start_se, (int, float, np.floating)) \
+            or not math.isfinite(float(start_se)) or start_se < 0:
+        raise ValueError(f"the start's standard error must be a finite number >= 0, got {start_se!r}")
+    return v, math.sqrt(float(v.var(ddof=1)) / v.size + float(start_se) ** 2)
+
+
+def change_ci(values, start: float, start_se: float, confidence: float = 0.95) -> tuple[float, float, float]:
+    """``(mean(values) - start, lo, hi)``: a change from a starting value that is itself one noisy measurement (an
+    evaluation of the start from sampled completions, standard error ``start_se``). The standard error adds both,
+    ``sqrt(s^2 / n + start_se^2)``; the t quantile keeps the seeds' ``n - 1`` degrees of freedom (conservative).
+    With ``start_se = 0`` it is :func:`mean_ci` shifted by ``start``. Introduced for the study engine: a comparison
+    with the start that ignores the start's own noise claims more than it measured."""
+    v, se = _change_se(values, start_se)
+    if isinstance(start, bool) or not isinstance(start, (int, float, np.floating)) or not math.isfinite(float(start)):
+        raise ValueError(f"change_ci needs a finite starting value, got {start!r}")
+    d = float(v.mean()) - float(start)
+    half = t_quantile(v.size - 1, confidence) * se
+    return d, d - half, d + half
+
+
+def change_p(values, start: float, start_se: float) -> float:
+    """The two-sided p-value of :func:`change_ci`'s change (its t statistic, ``n - 1`` degrees of freedom)."""
+    v, se = _change_se(values, start_se)
+    d = float(v.mean()) - float(start)
+    if se == 0:
+        return 1.0 if d == 0 else 0.0
+    return min(1.0, _two_tails(abs(d) / se, float(v.size - 1)))
