@@ -117,7 +117,7 @@ def read_config(out: Path) -> dict:
         raise FileNotFoundError(f"{out} is not a grpo-lab comparison directory (no config.json)")
     conf = read_json(path, "comparison config")
     try:
-        conf["base"] = RunConfig(**conf["base"]).validate()
+        conf["base"] = RunConfig(**conf["base"]).validate(here=False)  # reading needs no engine; training checks
         if not conf["estimators"] or not conf["seeds"]:
             raise ValueError("no estimators or no seeds")
     except (KeyError, TypeError, ValueError) as e:
@@ -286,9 +286,12 @@ def run_comparison(out: Path, conf: dict, progress: bool = True, echo=print) -> 
         return _run_comparison(out, conf, progress, echo)
 
 
-def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
+def prepare(out: Path, conf: dict, echo=print) -> tuple[dict, dict | None]:
+    """What every run of a comparison directory needs before it trains, done once by the process that holds the
+    directory's lock: its ``results/`` and ``metrics/`` folders, the start's evaluation (``start.json``, evaluated
+    again when damaged) and the trainer settings its runs must share. Returns ``(start, expected trainer
+    settings)``. ``grpo-lab compare`` and ``grpo-lab study run`` both start here."""
     base: RunConfig = conf["base"]
-    shared = shared_settings(base)
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "metrics").mkdir(exist_ok=True)
     start_path = out / "start.json"
@@ -307,10 +310,43 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         start = read_json(start_path, "start evaluation")  # as later readers see it (JSON keys are strings)
     expected = _check_trainer_settings(out, conf, base)
     _say_other_graders(out, start, echo)
+    return start, expected
+
+
+def is_finished(out: Path, base: RunConfig, est: str, seed: int, echo=print) -> bool:
+    """Whether run ``(est, seed)`` of the comparison in ``out`` has a complete result of these settings (a damaged
+    or foreign file is moved aside, saying so, and the run counts as missing)."""
+    return _finished(Path(out) / "results" / f"{run_name(est, seed)}.json", est, seed, shared_settings(base), echo)
+
+
+def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expected: dict | None,
+              progress: bool = True) -> Path:
+    """Train one run of a comparison and write its result (atomically, with the settings' fingerprint): the one
+    place a comparison's run is trained, for ``grpo-lab compare`` and ``grpo-lab study run``. The caller holds
+    the directory's lock or the run's own (:func:`grpo_lab.study`), and has called :func:`prepare`."""
+    out = Path(out)
+    cfg = base.with_run(est, seed)
+    name = run_name(est, seed)
+    jsonl = out / "metrics" / f"{name}.jsonl"
+    work = out / "checkpoints" / name if base.save_steps else None
+    if work is None:
+        jsonl.unlink(missing_ok=True)  # an interrupted run starts over
+    res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
+    diff = differing_keys(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
+    if diff:
+        raise ValueError(f"run {name} trained under other trainer settings than this comparison records "
+                         f"(recorded != this run): {'; '.join(diff[:8])}; its result is not kept. Something "
+                         "changed the trainer's configuration after it was built (a library patch?)")
+    res["fingerprint"] = fingerprint(shared_settings(base))
+    return write_json_atomic(out / "results" / f"{name}.json", res)
+
+
+def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
+    base: RunConfig = conf["base"]
+    start, expected = prepare(out, conf, echo)
     # seed by seed, every method within a seed: an interrupted comparison then holds every method at the
     # same number of seeds (the runs are independent, so the order changes no result)
-    todo = [(e, s) for s in conf["seeds"] for e in conf["estimators"]
-            if not _finished(out / "results" / f"{run_name(e, s)}.json", e, s, shared, echo)]
+    todo = [(e, s) for s in conf["seeds"] for e in conf["estimators"] if not is_finished(out, base, e, s, echo)]
     total = len(conf["estimators"]) * len(conf["seeds"])
     if len(todo) < total:
         echo(f"resuming: {total - len(todo)} of {total} runs already finished in {out}")
@@ -320,23 +356,10 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
 
         bar = tqdm(total=len(todo), desc="runs", unit="run")
     for est, seed in todo:
-        cfg = base.with_run(est, seed)
-        name = run_name(est, seed)
-        jsonl = out / "metrics" / f"{name}.jsonl"
-        work = out / "checkpoints" / name if base.save_steps else None
-        if work is None:
-            jsonl.unlink(missing_ok=True)  # an interrupted run starts over
-        res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
-        diff = differing_keys(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
-        if diff:
-            raise ValueError(f"run {name} trained under other trainer settings than this comparison records "
-                             f"(recorded != this run): {'; '.join(diff[:8])}; its result is not kept. Something "
-                             "changed the trainer's configuration after it was built (a library patch?)")
-        res["fingerprint"] = fingerprint(shared)
-        write_json_atomic(out / "results" / f"{name}.json", res)
+        train_run(out, base, est, seed, start, expected, progress)
         if bar is not None:
             bar.update(1)
-            bar.set_postfix_str(f"last: {name}")
+            bar.set_postfix_str(f"last: {run_name(est, seed)}")
     if bar is not None:
         bar.close()
     return write_report(out, conf)

@@ -122,17 +122,19 @@ class RunConfig:
     threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
-    def validate(self) -> "RunConfig":
+    def validate(self, here: bool = True) -> "RunConfig":
         """Raise ``ValueError`` naming the first bad setting; return ``self``.
 
         Every field is first checked against its kind and range in :data:`FIELD_RULES` (one rule per field, a
-        test checks that none is missing), then the settings are checked together."""
+        test checks that none is missing), then the settings are checked together. ``here=False`` leaves out what
+        depends on this machine (the generation engine installed, bf16 on this device): a config read to report a
+        run made elsewhere is valid without vLLM (``grpo-lab study report``, ``compare --interim-report``)."""
         try:
-            return self._validate()
+            return self._validate(here)
         except TypeError as e:  # a wrong type is a bad setting like any other: one error class for callers
             raise ValueError(str(e)) from None
 
-    def _validate(self) -> "RunConfig":
+    def _validate(self, here: bool = True) -> "RunConfig":
         from .tasks import TASKS, get_task
 
         for f in fields(self):  # names, switches and option dicts first: the checks below look them up
@@ -179,20 +181,21 @@ class RunConfig:
             raise ValueError(f"unsloth_compile must be True or False, got {self.unsloth_compile!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}; choose one of {', '.join(DTYPES)} (or leave it unset)")
-        if self.dtype == "bfloat16" and self.policy != "tabular":
+        if here and self.dtype == "bfloat16" and self.policy != "tabular":
             from .policy import resolve_dtype
 
             resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
         if self.generation not in engine_names():
             raise ValueError(f"unknown generation engine {self.generation!r}; choose one of {', '.join(engine_names())}")
-        check_generation(self.generation, self.policy)  # vLLM missing, the tiny LM, an unsupported CPU: named
+        if here:
+            check_generation(self.generation, self.policy)  # vLLM missing, the tiny LM, an unsupported CPU: named
         if self.generation_dtype is not None:
             if self.generation_dtype not in DTYPES[1:]:
                 raise ValueError(f"generation_dtype must be float32 or bfloat16 (or unset), got {self.generation_dtype!r}")
             if not get_engine(self.generation).replaces_rollouts:
                 raise ValueError(f"generation_dtype={self.generation_dtype} applies to --generation vllm; "
                                  f"{self.generation} samples in the weights' own dtype")
-            if self.generation_dtype == "bfloat16":
+            if here and self.generation_dtype == "bfloat16":
                 from .policy import resolve_dtype
 
                 resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
