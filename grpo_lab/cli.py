@@ -1,5 +1,5 @@
 """The ``grpo-lab`` command line: ``compare`` (the starvation experiment end to end), ``profile`` (how starved
-will GRPO be, before training) and ``inspect`` (an existing run)."""
+will GRPO be, before training), ``inspect`` (an existing run) and ``study`` (a planned study: run, report, status)."""
 
 from __future__ import annotations
 
@@ -133,7 +133,56 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--out", type=Path, default=None, help="report directory (default: <run dir>/starvation)")
     i.add_argument("--group-size", "-G", type=int, default=None,
                    help="G of the run, for the implied per-prompt success distribution (TRL does not log it)")
+    st = sub.add_parser("study", help="a planned study from its plan file: run what is missing, report, status",
+                        description="A study's plan file (TOML: arms, seeds, measures, planned comparisons; "
+                                    "grpo_lab.study documents every field) is the whole study: `run` trains the runs "
+                                    "it names that are missing, `report` writes its report with the verdicts the "
+                                    "plan asked for, `status` says how far it is.")
+    ss = st.add_subparsers(dest="action", required=True)
+    r = ss.add_parser("run", help="train the plan's missing runs (resumable)")
+    r.add_argument("plan", type=Path)
+    r.add_argument("--shard", default="1/1", metavar="K/N",
+                   help="run the K-th of N slices of the plan's runs (a job array on a shared filesystem; the "
+                        "slices are disjoint and together whole; default 1/1)")
+    r.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="local processes, one torch thread each unless the plan sets threads (default 1)")
+    r.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # a slice of a shard, for --workers
+    r.add_argument("--no-report", action="store_true", help="train only; write no report at the end")
+    r.add_argument("--progress", action="store_true", help="progress bars for each run")
+    for name, text in (("report", "write the study's report (interim until every run has finished)"),
+                       ("status", "how many of the plan's runs have finished, are missing or were refused")):
+        x = ss.add_parser(name, help=text)
+        x.add_argument("plan", type=Path)
+        if name == "report":
+            x.add_argument("--check", action="store_true",
+                           help="write nothing; exit 1 naming every page that differs from what the runs give")
     return p
+
+
+def _study(a) -> int:
+    _quiet()
+    from . import study
+
+    if a.action == "status":
+        print("\n".join(study.status_lines(study.Study.load(a.plan))))
+        return 0
+    if a.action == "run":
+        if isinstance(a.workers, bool) or a.workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {a.workers}")
+        plan = study.read_plan(a.plan)
+        out = study.run_study(plan, study.parse_shard(a.shard), a.workers, progress=a.progress,
+                              worker=study.parse_shard(a.worker) if a.worker else None)
+        if a.worker:
+            return 0
+        print(f"trained {len(out['trained'])} run(s)" + (f"; already finished: {len(out['finished'])}"
+                                                          if out["finished"] else ""))
+        if a.no_report:
+            return 0
+    want, draw = study.build(a.plan)
+    status = study.write_or_check(want, getattr(a, "check", False))
+    if not getattr(a, "check", False):
+        draw()
+    return status
 
 
 def _quiet() -> None:
@@ -327,6 +376,8 @@ def main(argv=None) -> int:
             return _inspect(a)
         if a.command == "profile":
             return _profile(a)
+        if a.command == "study":
+            return _study(a)
     except (UsageError, ValueError, FileNotFoundError, RuntimeError, OSError) as e:
         parser.exit(2, f"grpo-lab {a.command}: error: {e}\n")
     return 1  # pragma: no cover

@@ -333,8 +333,11 @@ class VLLMEngine:
         return VLLMRollouts(self, trainer, dtype)
 
     def describe(self) -> dict:
+        # generators_kept: this engine leaves the process's random generators as they were when it starts (the
+        # fix of commit 3616e94); the study engine reads a run without it that started vLLM itself as sampling
+        # its rollouts from seed 0's stream (grpo_lab.study)
         return dict(engine="vllm", version=_vllm_version(), dtype=self.dtype, enforce_eager=self.enforce_eager,
-                    canary_tolerance=CANARY_TOLERANCE.get(self.dtype))
+                    canary_tolerance=CANARY_TOLERANCE.get(self.dtype), generators_kept=True)
 
 
 class VLLMRollouts:

@@ -653,3 +653,86 @@ def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "cha
                             Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds (n={n})")],
                    fontsize=7)
     return fig
+
+
+def _fit(values, pad: float = 0.12, floor: float = 0.02) -> tuple[float, float] | None:
+    """A y (or x) range fitted to ``values`` with a margin: the differences a figure is about stay visible."""
+    v = [float(x) for x in values if x is not None and np.isfinite(x)]
+    if not v:
+        return
+    lo, hi = min(v), max(v)
+    span = max(hi - lo, floor)
+    return lo - pad * span, hi + pad * span
+
+
+def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measure", start=None,
+                  title: str | None = None, xlabel: str = "arm") -> Figure:
+    """One column per arm (the study engine, ``grpo-lab study report``): ``arms[label] = [value per seed]``. Dots are
+    seeds, drawn at their values (no jitter: a dot is a run); a diamond and bar the mean and its 95% t-interval over
+    seeds (none where the seeds agree exactly); ``start = (value, standard error)`` a dotted line with its 95% band.
+    The y axis is fitted to the data, not to [0, 1] or to a symmetric range, so the differences the report
+    discusses show. ``colours``: ``{label: a label of :func:`style`}`` (an arm in its method's colour)."""
+    from .stats import mean_ci, spread
+
+    labels = list(arms)
+    fig, ax = _fig(width=max(WIDTH * 0.7, 1.1 * len(labels) + 2.5), height=3.8, title=title)
+    shown = []
+    for i, label in enumerate(labels):
+        v = [float(x) for x in arms[label]]
+        colour = style((colours or {}).get(label, label))["color"]
+        ax.plot([i] * len(v), v, "o", color=colour, alpha=0.55, ms=4, ls="none")
+        shown += v
+        if len(v) >= 2 and spread(v):
+            m, lo, hi = mean_ci(v)
+            ax.errorbar([i + 0.18], [m], yerr=[[m - lo], [hi - m]], color=colour, marker="D", ms=6, capsize=4)
+            shown += [lo, hi]
+    handles = [Patch(color="0.5", alpha=0.55, label="dots: one seed each"),
+               Patch(color="0.2", label="diamond and bar: mean, 95% t-interval over seeds")]
+    if start is not None:
+        value, se = start
+        ax.axhline(value, color="0.3", ls=":", lw=1.2)
+        if se:
+            ax.axhspan(value - 1.96 * se, value + 1.96 * se, color="0.5", alpha=0.15, lw=0)
+        handles.append(Patch(color="0.5", alpha=0.3, label="the start, ± 1.96 × its sampling s.e."))
+        shown += [value - 1.96 * (se or 0), value + 1.96 * (se or 0)]
+    limits = _fit(shown)
+    if limits:
+        ax.set_ylim(*limits)
+    ax.set_xlim(-0.5, len(labels) - 0.5)
+    ax.set_xticks(range(len(labels)), labels, rotation=20 if len(labels) > 3 else 0, fontsize=8, ha="right"
+                  if len(labels) > 3 else "center")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(handles=handles, fontsize=7)
+    return fig
+
+
+def comparison_intervals(rows, margin: float | None = None, xlabel: str = "difference",
+                         title: str | None = None) -> Figure:
+    """A forest plot of comparisons (the study engine): ``rows`` of ``(label, d, lo, hi, planned)``; planned ones
+    in black, exploratory in grey; a line at 0 and, with ``margin``, the plan's band of equivalence. The x axis is
+    fitted to the intervals."""
+    longest = max([len(r[0]) for r in rows] or [10])
+    fig, ax = _fig(width=max(WIDTH, 4.5 + 0.065 * longest), height=max(2.4, 0.4 * len(rows) + 1.8), title=title)
+    shown = [0.0]
+    for i, (label, d, lo, hi, planned) in enumerate(rows):
+        y = len(rows) - 1 - i
+        colour = "0.1" if planned else "0.55"
+        ax.errorbar([d], [y], xerr=[[d - lo], [hi - d]], color=colour, marker="D" if planned else "o", ms=5,
+                    capsize=3, ls="none")
+        shown += [lo, hi]
+    ax.axvline(0, color="0.4", lw=1, ls=":")
+    handles = [Patch(color="0.1", label="planned (read with the plan's correction)"),
+               Patch(color="0.55", label="exploratory (no verdict)")]
+    if margin:
+        ax.axvspan(-margin, margin, color="#2ca02c", alpha=0.1, lw=0)
+        handles.append(Patch(color="#2ca02c", alpha=0.25, label=f"the plan's margin, ±{margin:g}"))
+        shown += [-margin, margin]
+    limits = _fit(shown)
+    if limits:
+        ax.set_xlim(*limits)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows][::-1], fontsize=8)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(xlabel)
+    fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=len(handles))
+    return fig

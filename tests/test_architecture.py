@@ -17,6 +17,7 @@ LAYERS = [
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "checks", "report"},
     {"compare", "profile"},
+    {"study"},
     {"cli"},
     {""},  # the package itself
 ]

@@ -1,0 +1,420 @@
+"""Issue 47: a study is a first-class object. A plan file is validated with errors that name the field; `grpo-lab
+study run` trains exactly the plan's missing runs (shards together whole, never twice); `grpo-lab study report`
+reads every result as --resume reads it (damaged, swapped, copied, re-fingerprinted, re-graded or foreign files are
+left out by name), reads only the planned comparisons with the plan's correction, states nulls as bounds from
+unrounded values, adds the start's noise, calls an evaluation held-out only when it is disjoint from training, and
+lists the deviations it detects."""
+
+import json
+import math
+import shutil
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpo_lab import stats
+from grpo_lab.cli import main
+from grpo_lab.compare import write_config
+from grpo_lab.config import RunConfig
+from grpo_lab.io import run_name, write_json_atomic
+from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, parse_measure, read_plan,
+                            recorded_fingerprint, shard_units, units, verdict_word)
+
+BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
+            eval_problems=10, eval_samples=4)
+
+PLAN = """title = "A two-arm study"
+seeds = [0, 1, 2]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 10
+eval_samples = 4
+
+[arms.grpo]
+method = "grpo"
+
+[arms.sign]
+method = "sign"
+
+[measures]
+primary = "pass@1"
+secondary = ["greedy"]
+
+[analysis]
+correction = "holm"
+{analysis}
+
+[[comparisons]]
+a = "sign"
+b = "grpo"
+{comparison}
+
+[[comparisons]]
+a = "sign"
+b = "start"
+
+[manipulation]
+measure = "pass@1"
+"""
+
+
+def evaluation(rng, p: float, n_problems: int = 10, n: int = 4, grader: str = "g1") -> dict:
+    correct = [int(c) for c in rng.binomial(n, p, size=n_problems)]
+    return dict(greedy=float(np.mean([c > n // 2 for c in correct])), greedy_by_level={"1": 0.5}, n_samples=n,
+                correct=correct, pass_at_k={"1": float(np.mean(np.asarray(correct) / n))}, grader=grader)
+
+
+def make_study(tmp_path, means=None, seeds=(0, 1, 2), analysis="", comparison="") -> Path:
+    """A study directory with a plan and finished runs written directly (no training): each arm's pass@1 near its
+    mean in ``means``; the start at 0.3."""
+    means = means or {"grpo": 0.4, "sign": 0.6}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(analysis=analysis, comparison=comparison))
+    base = RunConfig(**BASE)
+    d = tmp_path / "runs" / "base"
+    write_config(d, list(means), list(seeds), base)
+    rng = np.random.default_rng(0)
+    write_json_atomic(d / "start.json", evaluation(rng, 0.3))
+    (d / "results").mkdir()
+    for m, mean in means.items():
+        for s in seeds:
+            cfg = asdict(base.with_run(m, s))
+            res = dict(config=cfg, history=[{"reward": mean, "loss": float(rng.normal())}], train_seconds=60.0,
+                       eval_seconds=30.0, eval=evaluation(rng, mean), fingerprint=recorded_fingerprint(cfg))
+            write_json_atomic(d / "results" / f"{run_name(m, s)}.json", res)
+    return plan
+
+
+def result(plan: Path, m: str, s: int) -> Path:
+    return plan.parent / "runs" / "base" / "results" / f"{run_name(m, s)}.json"
+
+
+# --- the plan file ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('title = "A two-arm study"', 'title = "x"\nwhatever = 1'), "unknown field 'whatever'"),
+    (lambda t: t.replace('method = "sign"', 'method = "sign"\ngroup_size = 1'), "[arms.sign]: not a valid run"),
+    (lambda t: t.replace('method = "sign"', 'method = "nope"'), "[arms.sign]: not a valid run"),
+    (lambda t: t.replace('a = "sign"\nb = "grpo"', 'a = "sign"\nb = "rloo"'), "b = 'rloo' names no arm"),
+    (lambda t: t.replace('correction = "holm"', 'correction = "bonferroni"'), "correction 'bonferroni' is not one"),
+    (lambda t: t.replace('primary = "pass@1"', ''), "missing 'primary'"),
+    (lambda t: t.replace('primary = "pass@1"', 'primary = "pass@one"'), "unknown metric 'pass@one'"),
+    (lambda t: t + '\n[[exploratory]]\na = "sign"\nb = "grpo"\nverdict = true\n', "a verdict is drawn only from a planned"),
+    (lambda t: t.replace('eval_samples = 4', 'eval_samples = 4\nestimator = "sign"'), "'estimator' is not a setting"),
+    (lambda t: t.replace('seeds = [0, 1, 2]', 'seeds = [0, 0]'), "seeds list a seed twice"),
+    (lambda t: t.replace('[[comparisons]]\na = "sign"\nb = "start"', '[[comparisons]]\na = "sign"\nb = "grpo"'),
+     "share the label"),
+])
+def test_a_bad_plan_is_refused_in_one_line_naming_the_field(tmp_path, edit, message):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(edit(PLAN.format(analysis="", comparison="")))
+    with pytest.raises(PlanError) as e:
+        read_plan(plan)
+    assert message in str(e.value) and "\n" not in str(e.value) and str(plan) in str(e.value)
+
+
+def test_the_cli_says_a_bad_plan_in_one_line(tmp_path, capsys):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(analysis="", comparison="").replace('correction = "holm"', 'correction = "fdr"'))
+    with pytest.raises(SystemExit) as e:
+        main(["study", "report", str(plan)])
+    assert e.value.code == 2 and "correction 'fdr' is not one grpo-lab implements" in capsys.readouterr().err
+
+
+def test_measures_name_a_task_of_the_plan():
+    tasks = {"easy": "gym:chain_sum"}
+    m = parse_measure("easy pass@4", tasks, "here")
+    assert (m.k, m.task, m.alias) == (4, "gym:chain_sum", "easy")
+    with pytest.raises(PlanError, match="'hard' is not a task of the plan"):
+        parse_measure("hard pass@1", tasks, "here")
+
+
+# --- reading results as --resume reads them ----------------------------------------------------------------------
+
+def refused(plan: Path) -> dict:
+    return {f: why for a in Study.load(plan).data.values() for f, why in a.refused}
+
+
+def test_a_complete_study_reads_every_run(tmp_path):
+    s = Study.load(make_study(tmp_path))
+    assert s.complete and s.done == 6 and not refused(s.plan.path)
+
+
+def test_swapped_files_are_left_out_by_name(tmp_path):
+    plan = make_study(tmp_path)
+    a, b = result(plan, "grpo", 0), result(plan, "sign", 2)
+    ta, tb = a.read_text(), b.read_text()
+    a.write_text(tb)
+    b.write_text(ta)
+    out = refused(plan)
+    assert "holds sign seed 2, not grpo seed 0" in out["runs/base/results/grpo-seed0.json"]
+    assert "holds grpo seed 0, not sign seed 2" in out["runs/base/results/sign-seed2.json"]
+    s = Study.load(plan)
+    assert not s.complete and "no verdict yet" in build(plan)[0][plan.parent / "REPORT.md"]
+
+
+def test_a_copied_run_is_left_out_even_with_its_seed_edited(tmp_path):
+    plan = make_study(tmp_path)
+    shutil.copy(result(plan, "grpo", 0), result(plan, "grpo", 1))
+    assert "holds grpo seed 0, not grpo seed 1" in refused(plan)["runs/base/results/grpo-seed1.json"]
+    res = json.loads(result(plan, "grpo", 0).read_text())
+    res["config"]["seed"] = 1
+    res["fingerprint"] = recorded_fingerprint(res["config"])
+    result(plan, "grpo", 1).write_text(json.dumps(res))
+    assert "a copy of runs/base/results/grpo-seed0.json" in refused(plan)["runs/base/results/grpo-seed1.json"]
+
+
+def test_a_changed_fingerprint_is_left_out(tmp_path):
+    plan = make_study(tmp_path)
+    res = json.loads(result(plan, "sign", 1).read_text())
+    res["fingerprint"] = "0" * 16
+    result(plan, "sign", 1).write_text(json.dumps(res))
+    assert "does not match its own settings" in refused(plan)["runs/base/results/sign-seed1.json"]
+
+
+def test_a_run_graded_by_another_grader_is_left_out(tmp_path):
+    plan = make_study(tmp_path)
+    res = json.loads(result(plan, "sign", 1).read_text())
+    res["eval"]["grader"] = "000000000000"
+    result(plan, "sign", 1).write_text(json.dumps(res))
+    assert "graded by 000000000000, while the arm's other runs record g1" in \
+        refused(plan)["runs/base/results/sign-seed1.json"]
+
+
+def test_a_nan_score_is_left_out_not_counted(tmp_path):
+    plan = make_study(tmp_path)
+    res = json.loads(result(plan, "sign", 0).read_text())
+    res["eval"]["greedy"] = float("nan")
+    result(plan, "sign", 0).write_text(json.dumps(res))  # json writes NaN, which a reader parses
+    assert "greedy is nan" in refused(plan)["runs/base/results/sign-seed0.json"]
+    assert list(Study.load(plan).values("sign")) == [1, 2]
+
+
+def test_a_vllm_run_among_transformers_runs_is_left_out(tmp_path):
+    plan = make_study(tmp_path)
+    res = json.loads(result(plan, "grpo", 2).read_text())
+    res["config"]["generation"] = "vllm"
+    res["fingerprint"] = recorded_fingerprint(res["config"])
+    result(plan, "grpo", 2).write_text(json.dumps(res))
+    assert "generation: 'transformers' != 'vllm'" in refused(plan)["runs/base/results/grpo-seed2.json"]
+
+
+def test_a_damaged_file_is_left_out_with_its_name(tmp_path):
+    plan = make_study(tmp_path)
+    result(plan, "grpo", 1).write_text("{not json")
+    assert "unreadable" in refused(plan)["runs/base/results/grpo-seed1.json"]
+
+
+# --- the analysis ---------------------------------------------------------------------------------------------------
+
+def reading(d, lo, hi, apart, b="grpo", claim=None, mean_b=None, kind="welch"):
+    spec = Spec("sign", b, "sign − grpo", parse_measure("pass@1", {}, "t"), "planned", True, claim)
+    return Reading(spec, 6, 6, d=d, lo=lo, hi=hi, p=0.5, kind=kind, apart=apart, mean_b=mean_b)
+
+
+def test_a_null_is_its_bound_from_unrounded_values(tmp_path):
+    s = Study.load(make_study(tmp_path, analysis="margin = 0.03"))
+    inside = reading(0.0, -0.0299, 0.0299, False)
+    assert "equivalent at the plan's margin" in verdict_word(s, inside)
+    just_out = reading(0.0, -0.0304, 0.02, False)  # prints -0.030 but lies beyond the margin
+    assert "undecided at this size" in verdict_word(s, just_out)
+    assert bound(s, reading(-0.072, -0.1757, 0.0314, False)) == \
+        "sign ahead by more than 0.031 and grpo ahead by more than 0.176 are excluded"
+    assert "sign ahead" == verdict_word(s, reading(0.02, 0.0004, 0.04, True))  # +0.000 printed, above 0
+
+
+def test_a_claim_the_task_cannot_reach_is_said_to_be_unreachable(tmp_path):
+    s = Study.load(make_study(tmp_path))
+    words = claim_words(s, reading(-0.035, -0.114, 0.043, False, claim=0.454, mean_b=0.711))
+    assert "cannot occur here" in words and "[-0.711, +0.289]" in words and "outside the interval" not in words
+    assert "exclude it at 95%" in claim_words(s, reading(0.0, -0.17, 0.17, False, claim=0.454, mean_b=0.1))
+
+
+def test_a_comparison_with_the_start_carries_the_start_noise(tmp_path):
+    s = Study.load(make_study(tmp_path))
+    r = next(r for r in s.planned if r.spec.b == "start")
+    x = list(s.values("sign").values())
+    _, lo, hi = stats.mean_ci(x)
+    assert r.start_se > 0 and r.hi - r.lo > hi - lo
+    assert (r.d, r.lo, r.hi) == stats.change_ci(x, *s.start("sign"))
+
+
+def test_seeds_that_agree_exactly_give_no_verdict(tmp_path):
+    plan = make_study(tmp_path)
+    for m in ("grpo", "sign"):
+        for seed in (0, 1, 2):
+            res = json.loads(result(plan, m, seed).read_text())
+            res["eval"] = json.loads(result(plan, m, 0).read_text())["eval"]
+            res["history"][0]["loss"] = seed + (m == "sign")  # not copies of one another
+            result(plan, m, seed).write_text(json.dumps(res))
+    s = Study.load(plan)
+    r = next(r for r in s.planned if r.spec.b == "grpo")
+    assert r.d is None and "cannot tell" in r.why_not
+
+
+def test_pairing_by_seed_only_where_the_plan_says_so(tmp_path):
+    unpaired = Study.load(make_study(tmp_path / "a"))
+    paired = Study.load(make_study(tmp_path / "b", analysis='pairing = "seed"'))
+    assert unpaired.planned[0].kind == "welch" and paired.planned[0].kind == "paired"
+    a, b = (list(paired.values(m).values()) for m in ("sign", "grpo"))
+    assert (paired.planned[0].d, paired.planned[0].lo, paired.planned[0].hi) == stats.paired_ci(a, b)
+
+
+def test_holm_reads_the_planned_family_and_seeds_needed_at_its_strictest_level(tmp_path):
+    s = Study.load(make_study(tmp_path, means={"grpo": 0.45, "sign": 0.55}))
+    rows = s.planned
+    assert [r.apart for r in rows] == stats.holm([r.p for r in rows])
+    welch = rows[0]
+    if not welch.apart:
+        x, y = (list(s.values(m).values()) for m in ("sign", "grpo"))
+        assert welch.need == stats.seeds_needed(x, y, alpha=0.05 / 2)
+
+
+# --- design checks ----------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def toy_task():
+    from grpo_lab.tasks import TASKS, Problem, Task, register_task
+
+    @register_task
+    class Shared(Task):  # the test split is the train split: every evaluation problem is in the training pool
+        name = "toy_shared"
+        tiny_lm_ok = True
+
+        def problems(self, split, n, seed, smoke=False):
+            return [Problem(f"{i}+1=", str(i + 1), 1) for i in range(n)]
+
+    @register_task
+    class Disjoint(Task):
+        name = "toy_disjoint"
+        tiny_lm_ok = True
+
+        def problems(self, split, n, seed, smoke=False):
+            return [Problem(f"{i}+{1 if split == 'train' else 2}=", str(i), 1) for i in range(n)]
+
+    yield
+    TASKS.pop("toy_shared")
+    TASKS.pop("toy_disjoint")
+
+
+@pytest.mark.parametrize("task, held_out", [("toy_shared", False), ("toy_disjoint", True)])
+def test_an_evaluation_is_held_out_only_when_disjoint_from_training(tmp_path, toy_task, task, held_out):
+    from grpo_lab.study import held_out_line
+
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text().replace('task = "arithmetic"', f'task = "{task}"'))
+    line = " ".join(held_out_line(Study.load(plan)))
+    if held_out:
+        assert "**held-out**" in line and "none in the training pool" in line
+    else:
+        assert "**not held-out**" in line and "10 of them in the training pool" in line and "all seen" in line
+
+
+def test_a_treatment_that_did_not_take_is_said(tmp_path):
+    s = Study.load(make_study(tmp_path, means={"grpo": 0.3, "sign": 0.9}))
+    took = {name: r for name, _, r in s.manipulation()}
+    assert took["sign"].lo > 0 and took["grpo"].lo < 0 < took["grpo"].hi
+    report = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
+    assert "**did not measurably take**" in report and "did not measurably take in grpo" in report
+
+
+def commit(cwd, *args, day: int):
+    """``git add`` of ``args`` and a commit dated 2026-01-<day> (committer date: what git log's %ct reads)."""
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_COMMITTER_DATE": f"2026-01-0{day}T00:00:00",
+           "GIT_AUTHOR_DATE": f"2026-01-0{day}T00:00:00"}
+    subprocess.run(["git", "init", "-q"], cwd=cwd, check=True, capture_output=True, env=env)
+    subprocess.run(["git", "add", *args], cwd=cwd, check=True, capture_output=True, env=env)
+    subprocess.run(["git", "commit", "-qm", f"day {day}"], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+def test_a_plan_committed_before_its_runs_and_never_edited_is_no_deviation(tmp_path):
+    plan = make_study(tmp_path)
+    commit(tmp_path, "plan.toml", day=1)
+    commit(tmp_path, "runs", day=2)
+    assert not [d for d in Study.load(plan).detected_deviations() if "plan" in d]
+    plan.write_text(plan.read_text().replace('title = "A two-arm study"', 'title = "A two-arm study, edited"'))
+    assert any("has changes not committed" in d for d in Study.load(plan).detected_deviations())
+    commit(tmp_path, "plan.toml", day=3)
+    assert any("was edited after the first result" in d for d in Study.load(plan).detected_deviations())
+
+
+def test_a_plan_committed_after_its_first_result_is_a_deviation(tmp_path):
+    plan = make_study(tmp_path)
+    commit(tmp_path, "runs", day=1)
+    commit(tmp_path, "plan.toml", day=2)
+    assert any("first committed after the first result" in d for d in Study.load(plan).detected_deviations())
+
+
+def test_a_run_that_started_vllm_before_the_fix_is_a_deviation(tmp_path):
+    plan = make_study(tmp_path)
+    res = json.loads(result(plan, "sign", 1).read_text())
+    res["generation"] = dict(engine="vllm", syncs=2)
+    res["steps_done"] = 2
+    result(plan, "sign", 1).write_text(json.dumps(res))
+    found = [d for d in Study.load(plan).detected_deviations() if "started vLLM's engine" in d]
+    assert len(found) == 1 and "sign-seed1.json" in found[0]
+    res["generation"]["generators_kept"] = True  # run after the fix: the engine keeps the generators
+    result(plan, "sign", 1).write_text(json.dumps(res))
+    assert not [d for d in Study.load(plan).detected_deviations() if "started vLLM's engine" in d]
+
+
+# --- study run ------------------------------------------------------------------------------------------------------
+
+def test_shards_are_disjoint_and_together_whole(tmp_path):
+    plan = read_plan(make_study(tmp_path, seeds=(0, 1, 2)))
+    every = units(plan)
+    for n in (1, 2, 3, 4, 7):
+        slices = [shard_units(plan, (k, n)) for k in range(1, n + 1)]
+        assert sorted(u for s in slices for u in s) == sorted(every)
+        assert sum(len(s) for s in slices) == len(every)
+
+
+def test_study_run_trains_exactly_the_plans_runs_once_across_shards(tmp_path, capsys):
+    """The smoke plan of the tiny LM: two arms, two seeds; --shard 1/2 then 2/2 train the four runs, a third call
+    trains none, and the report has a verdict, a bound and the overlap line."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(analysis="", comparison="").replace("seeds = [0, 1, 2]", "seeds = [0, 1]"))
+    assert main(["study", "run", str(plan), "--shard", "1/2", "--no-report"]) == 0
+    first = capsys.readouterr().out
+    assert main(["study", "run", str(plan), "--shard", "2/2"]) == 0
+    second = capsys.readouterr().out
+    assert first.count("training ") == 2 and second.count("training ") == 2
+    trained = sorted(p.name for p in (tmp_path / "runs" / "base" / "results").glob("*.json"))
+    assert trained == ["grpo-seed0.json", "grpo-seed1.json", "sign-seed0.json", "sign-seed1.json"]
+    assert main(["study", "run", str(plan)]) == 0
+    assert "trained 0 run(s)" in capsys.readouterr().out
+    report = (tmp_path / "REPORT.md").read_text()
+    assert "## What it found" in report and "planned comparisons separated" in report
+    assert "are excluded" in report  # each null as the bound it sets
+    assert "## Is the evaluation held out?" in report and "evaluated on `arithmetic`" in report
+    assert (tmp_path / "arms.png").is_file() and (tmp_path / "comparisons.png").is_file()
+    assert main(["study", "report", "--check", str(plan)]) == 0
+    assert not (tmp_path / "runs" / "base" / "locks").exists()
+
+
+def test_study_run_refuses_a_directory_of_other_settings(tmp_path):
+    plan = make_study(tmp_path)
+    conf = tmp_path / "runs" / "base" / "config.json"
+    c = json.loads(conf.read_text())
+    c["base"]["steps"] = 3
+    from grpo_lab.compare import shared_settings
+    from grpo_lab.io import fingerprint
+
+    c["fingerprint"] = fingerprint(shared_settings(RunConfig(**c["base"])))
+    c["settings_at_start"] = shared_settings(RunConfig(**c["base"]))
+    conf.write_text(json.dumps(c))
+    with pytest.raises(ValueError, match="steps: 3 != 2"):
+        from grpo_lab.study import run_study
+
+        run_study(read_plan(plan), echo=lambda m: None)
