@@ -17,8 +17,7 @@ from .advantages import estimator_names, is_estimator
 from .generation import check_generation, engine_names, get_engine
 from .sampling import check_sampling, get_sampling, sampling_names  # noqa: F401 (check_sampling: re-exported)
 
-DTYPES = ("auto", "float32", "bfloat16")  # RunConfig.dtype; grpo_lab.policy.resolve_dtype resolves them
-BACKENDS = ("auto", "unsloth", "transformers")  # RunConfig.backend; grpo_lab.policy resolves "auto"
+from .choices import BACKENDS, DTYPES  # noqa: F401 (re-exported: grpo_lab.config.DTYPES is part of its API)
 
 
 def _f(default, help: str, cli: str | None = None, **kw):

@@ -18,7 +18,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import BACKENDS, DTYPES  # noqa: F401 (BACKENDS: one list, here for policy users)
+from .choices import BACKENDS, DTYPES  # noqa: F401 (BACKENDS: one list, here for policy users)
 
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 CHARS = string.digits + string.ascii_letters + " \n.,:;?!$#%+-*/=()'\"\\{}_"

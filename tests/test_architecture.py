@@ -10,7 +10,7 @@ import grpo_lab
 
 # each module may import only from its own or lower layers (docs/architecture.md draws this)
 LAYERS = [
-    {"_checks", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
+    {"_checks", "choices", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
     {"starvation", "sampling", "config", "policy", "generation"},
@@ -140,3 +140,25 @@ def test_cli_options_come_from_the_config_fields():
     text = build_parser()._subparsers._group_actions[0].choices["compare"].format_help()
     for f, flag in cli_fields():
         assert flag in text and f.metadata["help"].split(" ")[0] in text
+
+
+def test_the_package_imports_without_a_cycle():
+    """Issue 47: no circle of imports, within a layer either (config -> generation -> policy -> config was one:
+    the names they share live in grpo_lab.choices, below all three)."""
+    graph = {module_name(p): imports(p) for p in ROOT.rglob("*.py")}
+    graph = {m: {t for t in targets if t in graph and t != ""} for m, targets in graph.items() if m}
+    state: dict = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == "open":
+                cycle = path[path.index(t):] + [t]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if t not in state:
+                visit(t, path + [t])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
