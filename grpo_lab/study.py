@@ -1014,9 +1014,6 @@ class Study:
             if len(texts) > 1:
                 out.append("Directories that evaluate the same start disagree: " + " vs ".join(
                     ", ".join(sorted(ds)) for ds in texts.values()) + " (another engine, grader or model?).")
-        history = git_history(self.plan)
-        if history:
-            out += history
         if self.plan.budget_hours is not None:
             hours = self.machine_hours()
             if hours > self.plan.budget_hours:
@@ -1311,7 +1308,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     md += extra_sections or []
     md += ["## Deviations from the plan", ""]
     dev = [f"- {d}" for d in [*p.deviations, *(extra_deviations or [])]] + \
-        [f"- (detected) {d}" for d in study.detected_deviations()]
+        [f"- (detected) {d}" for d in study.detected_deviations()] + [f"{GIT_LINE}{d}" for d in git_history(p)]
     missing = [f"{n} seed{'s' if len(a.missing) > 1 else ''} {', '.join(map(str, a.missing))}"
                for n, a in study.data.items() if a.missing]
     if missing:
@@ -1430,10 +1427,20 @@ def _root(start: Path) -> Path:
     return start
 
 
+GIT_LINE = "- (from git) "  # a deviation read from the repository's history: it depends on the checkout
+
+
+def _without_git(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith(GIT_LINE))
+
+
 def write_or_check(want: dict, check: bool, echo=print) -> int:
-    """Write every page; with ``check``, write nothing and name every page that differs (exit status 1)."""
+    """Write every page; with ``check``, write nothing and name every page that differs (exit status 1). The lines
+    read from git's history are left out of the comparison: a shallow clone or an uncommitted edit changes them,
+    not the runs."""
     if check:
-        stale = [p for p, text in want.items() if not Path(p).is_file() or Path(p).read_text() != text]
+        stale = [p for p, text in want.items()
+                 if not Path(p).is_file() or _without_git(Path(p).read_text()) != _without_git(text)]
         for p in stale:
             echo(f"{_rel(Path(p), Path.cwd())} differs from what grpo-lab study report writes; run it")
         return 1 if stale else 0

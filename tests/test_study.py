@@ -20,8 +20,8 @@ from grpo_lab.cli import main
 from grpo_lab.compare import write_config
 from grpo_lab.config import RunConfig
 from grpo_lab.io import run_name, write_json_atomic
-from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, parse_measure, read_plan,
-                            recorded_fingerprint, shard_units, units, verdict_word)
+from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, git_history, parse_measure,
+                            read_plan, recorded_fingerprint, shard_units, units, verdict_word)
 
 BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
             eval_problems=10, eval_samples=4)
@@ -342,18 +342,18 @@ def test_a_plan_committed_before_its_runs_and_never_edited_is_no_deviation(tmp_p
     plan = make_study(tmp_path)
     commit(tmp_path, "plan.toml", day=1)
     commit(tmp_path, "runs", day=2)
-    assert not [d for d in Study.load(plan).detected_deviations() if "plan" in d]
+    assert not [d for d in git_history(read_plan(plan)) if "plan" in d]
     plan.write_text(plan.read_text().replace('title = "A two-arm study"', 'title = "A two-arm study, edited"'))
-    assert any("has changes not committed" in d for d in Study.load(plan).detected_deviations())
+    assert any("has changes not committed" in d for d in git_history(read_plan(plan)))
     commit(tmp_path, "plan.toml", day=3)
-    assert any("was edited after the first result" in d for d in Study.load(plan).detected_deviations())
+    assert any("was edited after the first result" in d for d in git_history(read_plan(plan)))
 
 
 def test_a_plan_committed_after_its_first_result_is_a_deviation(tmp_path):
     plan = make_study(tmp_path)
     commit(tmp_path, "runs", day=1)
     commit(tmp_path, "plan.toml", day=2)
-    assert any("first committed after the first result" in d for d in Study.load(plan).detected_deviations())
+    assert any("first committed after the first result" in d for d in git_history(read_plan(plan)))
 
 
 def test_a_run_that_started_vllm_before_the_fix_is_a_deviation(tmp_path):
@@ -401,6 +401,20 @@ def test_study_run_trains_exactly_the_plans_runs_once_across_shards(tmp_path, ca
     assert (tmp_path / "arms.png").is_file() and (tmp_path / "comparisons.png").is_file()
     assert main(["study", "report", "--check", str(plan)]) == 0
     assert not (tmp_path / "runs" / "base" / "locks").exists()
+
+
+def test_check_names_a_page_the_runs_no_longer_give_and_ignores_the_git_lines(tmp_path, capsys):
+    from grpo_lab.study import GIT_LINE
+
+    plan = make_study(tmp_path)
+    assert main(["study", "report", str(plan)]) == 0
+    report = tmp_path / "REPORT.md"
+    report.write_text(report.read_text() + f"{GIT_LINE}The plan file was first committed after ...\n")
+    capsys.readouterr()
+    assert main(["study", "report", "--check", str(plan)]) == 0  # a line from git's history: not the runs'
+    report.write_text(report.read_text().replace("## What it found", "## What it found (edited)"))
+    assert main(["study", "report", "--check", str(plan)]) == 1
+    assert "REPORT.md differs from what grpo-lab study report writes" in capsys.readouterr().out
 
 
 def test_study_run_refuses_a_directory_of_other_settings(tmp_path):
