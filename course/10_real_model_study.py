@@ -21,7 +21,7 @@
 # Where the numbers come from: section 2 trains on your CPU now (smoke mode: 2 steps per estimator,
 # about a minute; `GRPO_LAB_FULL=1`: the study's 64 steps and its evaluation, about 20 minutes per
 # estimator on one core); sections 3–6 and 8 read **study 2**, shipped with the package as
-# `grpo_lab/data/smollm2_study2.json` (written by `scripts/study2_report.py` from the tracked runs in
+# `grpo_lab/data/smollm2_study2.json` (written by `grpo-lab study report` from the tracked runs in
 # `docs/results/smollm2-study2/`, whose `PLAN.md` was committed before the first run; the report and
 # the replication report `docs/replication-2605.07689.md` come from the same runs); section 7 reads the
 # **pilot** that came before it (`grpo_lab/data/smollm2_study.json`, from `docs/results/smollm2-study-*`).

@@ -12,7 +12,7 @@
 # lucky group on your CPU now; section 4 reads the experiment (SmolLM2 trained on three-term sums under
 # four estimators, a control trained on single-digit sums, 4 seeds each), shipped with the package as
 # `grpo_lab/data/harm.json` and exported from the tracked runs in `docs/results/harm/` by
-# `scripts/harm_report.py`. Its plan, written before any run, is `docs/results/harm/PLAN.md`.
+# `grpo-lab study report docs/results/harm/plan.toml`. Its plan, written before any run, is `docs/results/harm/PLAN.md`.
 
 # %%
 import json
@@ -27,7 +27,7 @@ from transformers.utils import logging as hf_logging
 
 import grpo_lab as gl
 from grpo_lab import checks, viz
-from grpo_lab.stats import diff_ci, diff_p, holm, mean_ci, mean_p
+from grpo_lab.stats import change_ci, change_p, diff_ci, diff_p, holm, mean_ci
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 hf_logging.disable_progress_bar()
@@ -172,8 +172,9 @@ else:
 # control, grpo trained on single-digit sums. Shared: SmolLM2 with LoRA r = 16, lr 1e-4, 48 steps of
 # 4 prompts × G = 4, 32 new tokens, vLLM rollouts. **Primary measure**: pass@1 on 150 held-out
 # single-digit sums (4 samples each), after training minus before. The five planned comparisons are read
-# with Holm's correction once every arm has its 4 seeds; until then this section shows what has
-# finished and draws no verdict.
+# with Holm's correction once every arm has its 4 seeds. A comparison with the start carries the start's own
+# sampling error (`grpo_lab.stats.change_ci`): the start is one evaluation of 600 sampled completions, not an
+# exact value, and its error (about ±0.027 at 95%) is as wide as the seeds' intervals.
 
 # %%
 arms = HARM["arms"]
@@ -191,21 +192,44 @@ display(viz.changes_by_arm({"single-digit sums (primary)": {k: a["changes"].get(
 complete = all(a["seeds"] >= HARM["seeds_planned"] for a in arms.values())
 if complete:
     x = {k: a["changes"]["easy pass@1"] for k, a in arms.items()}
-    planned = [("grpo-hard vs the start", mean_ci(x["grpo-hard"]), mean_p(x["grpo-hard"])),
+    se = HARM["start"]["easy"]["pass@1_se"]  # the start's sampling standard error on single-digit pass@1
+    planned = [("grpo-hard vs the start", change_ci(x["grpo-hard"], 0.0, se), change_p(x["grpo-hard"], 0.0, se)),
                ("grpo-hard - drgrpo-hard", diff_ci(x["grpo-hard"], x["drgrpo-hard"]),
                 diff_p(x["grpo-hard"], x["drgrpo-hard"])),
                ("grpo-hard - drop-hard", diff_ci(x["grpo-hard"], x["drop-hard"]), diff_p(x["grpo-hard"], x["drop-hard"])),
-               ("sign-hard vs the start", mean_ci(x["sign-hard"]), mean_p(x["sign-hard"])),
-               ("control vs the start", mean_ci(x["control"]), mean_p(x["control"]))]
+               ("sign-hard vs the start", change_ci(x["sign-hard"], 0.0, se), change_p(x["sign-hard"], 0.0, se)),
+               ("control vs the start", change_ci(x["control"], 0.0, se), change_p(x["control"], 0.0, se))]
     for (label, (d, lo, hi), p), apart in zip(planned, holm([p for *_, p in planned])):
         print(f"{label}: {d:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.3g}: "
               + ("separated after Holm" if apart else "not separated after Holm"))
-    # the report's words (scripts/harm_report.py, the README's line) read the same comparison
-    assert f"changed by {planned[0][1][0]:+.3f} [{planned[0][1][1]:+.3f}, {planned[0][1][2]:+.3f}]" in HARM["verdict"]
+    # the report's words (grpo-lab study report, the README's line) read the same comparisons
+    for label, (d, lo, hi), _ in planned:
+        assert f"{label.replace(' - ', ' − ')} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]" in HARM["verdict"], label
 else:
     print(f"interim: {HARM['runs_done']} of {HARM['runs_planned']} runs; no planned comparison is read yet")
 print("\nThe report's reading, as the README gives it:", HARM["verdict"].split(") ", 1)[1])
 assert all(0 <= a["seeds"] <= HARM["seeds_planned"] for a in arms.values())
+
+# %% [markdown]
+# **What it found, and what it cannot say.** With the start's own noise, grpo-hard's change on single-digit
+# sums is not separated from 0, and its interval reaches past the plan's ±0.03 on both sides: neither harmful
+# nor idle, **undecided at this size**. Before reading that as "lucky successes do nothing", check that the
+# treatment took. The hard arms were trained on three-term sums: did their pass@1 *on three-term sums* move?
+# The control's did, on its own task, by half the scale.
+
+# %%
+se_hard = HARM["start"]["hard"]["pass@1_se"]
+took = {arm: change_ci(a["changes"]["hard pass@1" if a["trained_on"] == "hard" else "easy pass@1"], 0.0,
+                       se_hard if a["trained_on"] == "hard" else HARM["start"]["easy"]["pass@1_se"])
+        for arm, a in arms.items() if a["seeds"] >= 2}
+for arm, (d, lo, hi) in took.items():
+    print(f"{arm:12s} its own task's pass@1 {d:+.3f} [{lo:+.3f}, {hi:+.3f}]: "
+          + ("took" if lo > 0 else "did not measurably take"))
+if complete:
+    assert all(took[a][1] < 0 < took[a][2] for a in ("grpo-hard", "drgrpo-hard", "drop-hard", "sign-hard"))
+    assert took["control"][1] > 0.4  # training on the capability itself moved it by about half the scale
+    d, lo, hi = planned[0][1]
+    assert lo < -0.03 < 0 < 0.03 < hi  # undecided: the interval reaches past the plan's margin on both sides
 
 # %% [check]
 grpo_hard = arms["grpo-hard"]["changes"].get("easy pass@1", [])

@@ -264,39 +264,11 @@ def pages() -> list[Path]:
 
 
 def fill(page: str, markers: tuple[str, str], block: str) -> str:
-    """``page`` with what stands between the two markers replaced by ``block``, on lines of its own (every generated
-    block of the README and the guide: this script's, paired_report.py's and harm_report.py's)."""
+    """``page`` with what stands between the two markers replaced by ``block``, on lines of its own (the blocks this
+    script writes; a study's own lines are written by ``grpo-lab study report``)."""
     begin, end = markers
     a, b = page.index(begin) + len(begin), page.index(end)
     return page[:a] + "\n" + block + "\n" + page[b:]
-
-
-def write_or_check(want: dict[Path, str], check: bool, script: str) -> int:
-    """Write every file of ``want`` (path -> text); with ``check``, write nothing and name each file that differs
-    from what ``script`` writes, exit status 1 if any (the report scripts' ``--check``, run by tests/test_readme.py)."""
-    if check:
-        stale = [p for p, text in want.items() if not p.is_file() or p.read_text() != text]
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} differs from what {script} writes; run it", file=sys.stderr)
-        return 1 if stale else 0
-    for p, text in want.items():
-        p.write_text(text)
-        print(f"wrote {p.relative_to(ROOT)}")
-    return 0
-
-
-def report_main(argv, doc: str | None, script: str, build) -> int:
-    """The report scripts' command line (harm_report, paired_report, study2_report): ``build()`` returns ``(want,
-    draw)``, the generated pages (path -> text) and a function drawing the figures (or None); ``--check`` writes
-    nothing and names what differs (:func:`write_or_check`), otherwise the pages are written and the figures drawn."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each page that differs")
-    a = ap.parse_args(argv)
-    want, draw = build()
-    status = write_or_check(want, a.check, script)
-    if not a.check and draw is not None:
-        draw()
-    return status
 
 
 def render(readme: str, blocks: dict[str, str] | None = None) -> str:
