@@ -55,10 +55,18 @@ def check_group_size(group_size) -> int:
 
 
 def as_tensor(rewards) -> torch.Tensor:
-    """Accept a tensor, numpy array or sequence; integer and bool rewards become float."""
+    """Accept a tensor, numpy array or sequence; integer and bool rewards become float. A tensor keeps its dtype; a
+    numpy array keeps its float dtype; a Python sequence, and integer or bool numpy input, is read in float64, at
+    full precision (in float32, 1e8 and 1e8 + 1 are one number, and 1e150 is inf: an error about a value the caller
+    never passed)."""
     if not isinstance(rewards, torch.Tensor):
         try:
-            rewards = torch.as_tensor(rewards)
+            import numpy as np
+
+            arr = np.asarray(rewards)
+            if arr.dtype.kind in "biu" or arr.dtype == object:
+                arr = arr.astype(np.float64)
+            rewards = torch.as_tensor(arr) if arr.dtype.kind in "fc" else torch.as_tensor(rewards)
         except (TypeError, ValueError, RuntimeError) as exc:
             raise TypeError(f"rewards must be a tensor or a sequence of numbers, got {type(rewards).__name__}") from exc
     if rewards.is_complex():

@@ -204,19 +204,22 @@ def gpg(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU,
 
     ``A_i = alpha * (r_i - mean_g)`` with ``alpha = B / (B - M)``: B completions in the batch (the rewards
     passed: in the trainer, one generation batch of every process), M of them in groups that carry no signal
-    (rewards all equal, std < ``tol``; their advantage is 0). The correction restores the scale a batch
-    average loses to those zero terms: with half the groups degenerate, alpha = 2. A batch with no signal
-    at all gets zeros. Unscored completions count in neither B nor M. For the correction as verl implements it
-    (B over the count of non-zero *rewards*), see :func:`gpg_verl`.
+    (rewards all equal, std < ``tol``). Every group the factor counts as carrying no signal gets exactly 0 (at a
+    large ``tol`` a group with unequal rewards can be one), and a batch with no signal at all gets zeros. The
+    correction restores the scale a batch average loses to those zero terms: with half the groups degenerate,
+    alpha = 2. Unscored completions count in neither B nor M. For the correction as verl implements it (B over the
+    count of non-zero *rewards*), see :func:`gpg_verl`.
     """
     tol = _tol("tol", tol)
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
-    informative = (~homogeneous(stats, tol)).unsqueeze(1).expand_as(g.values)
+    signal = (~homogeneous(stats, tol)).unsqueeze(1)
+    informative = signal.expand_as(g.values)
     if g.valid is not None:
         informative = informative & g.valid
     alpha = _batch_scale(g, informative.sum())
-    return _finish(g, stats.centered * alpha.to(stats.centered.dtype))
+    adv = stats.centered * alpha.to(stats.centered.dtype)
+    return _finish(g, torch.where(signal, adv, torch.zeros_like(adv)))
 
 
 def gpg_verl(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:

@@ -293,9 +293,12 @@ def test_unknown_method_and_non_numeric():
 
 
 def test_lists_and_ints_are_accepted_as_float():
+    """Lists and integer input are read in float64 (issue 51: full precision, as verl's path); a tensor keeps its
+    dtype."""
     out = compute_advantages([1, 0, 0, 0], 4, "drgrpo")
-    assert out.dtype == torch.get_default_dtype()
-    torch.testing.assert_close(out, torch.tensor([0.75, -0.25, -0.25, -0.25]))
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, torch.tensor([0.75, -0.25, -0.25, -0.25], dtype=torch.float64))
+    assert compute_advantages(torch.tensor([1, 0, 0, 0]), 4, "drgrpo").dtype == torch.get_default_dtype()
 
 
 MIXED = torch.tensor([0.0, 1, 0, 0, 1, 1, 1, 1])
@@ -381,3 +384,35 @@ def test_maxrl_weights_a_prompt_by_its_inverse_success_rate_and_defines_all_fail
     with pytest.raises(ValueError, match="maxrl divides by the group's mean reward, so rewards must be >= 0"):
         A.maxrl(torch.tensor([1.0, -1.0]), 2)
     assert torch.equal(A.maxrl(torch.tensor([float("nan"), float("nan"), 1.0, 0.0]), 2), torch.tensor([0, 0, 1.0, -1]))
+
+
+def test_gpg_gives_exactly_zero_to_every_group_its_factor_counts_as_carrying_no_signal():
+    """Issue 51: at tol=10 every group counts as carrying no signal, so the batch has none: all zeros (it kept
+    [0.75, -0.25, ...]); at the default tol a group [0, 1e-7, 0, 0] counts as degenerate and gets 0 (it got -5e-8),
+    while the informative group gets the exact reference alpha * (r - mean)."""
+    import torch
+
+    from grpo_lab.advantages import gpg
+
+    out = gpg(torch.tensor([1., 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0], dtype=torch.float64), 4, tol=10.0)
+    assert torch.equal(out, torch.zeros(12, dtype=torch.float64))
+    out = gpg(torch.tensor([0, 1e-7, 0, 0, 1, 0, 0, 0], dtype=torch.float64), 4)
+    assert torch.equal(out[:4], torch.zeros(4, dtype=torch.float64))
+    alpha = 8 / 4  # B = 8 completions, M = 4 of them in the group without signal
+    assert torch.allclose(out[4:], alpha * torch.tensor([0.75, -0.25, -0.25, -0.25], dtype=torch.float64))
+
+
+def test_python_and_numpy_rewards_are_computed_at_full_precision():
+    """Issue 51: a list was read in float32, where 1e8 and 1e8 + 1 are one number (gpg and grpo gave zeros) and
+    1e150 is inf ("rewards contain inf", a value never passed)."""
+    import numpy as np
+    import torch
+
+    from grpo_lab.advantages import compute_advantages
+
+    for method in ("gpg", "grpo", "drgrpo"):
+        out = compute_advantages([1e8, 1e8 + 1, 1e8, 1e8 + 1], 4, method)
+        assert out.dtype == torch.float64 and bool((out[1::2] > 0).all() and (out[::2] < 0).all()), method
+    assert compute_advantages([1e150, 0.0], 2, "maxrl").tolist() == [1.0, -1.0]
+    assert compute_advantages(np.array([1, 0, 0, 1]), 4, "sign").dtype == torch.float64
+    assert compute_advantages(np.array([1, 0, 0, 1], dtype=np.float32), 4, "sign").dtype == torch.float32
