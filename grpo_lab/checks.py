@@ -191,17 +191,23 @@ def check_reward_function(fn) -> None:
 def real(x, what: str) -> float:
     """``x`` as a Python float when it is one real number in any of the forms a good answer takes (a Python
     int or float, a numpy scalar, a 0-d or one-element tensor or array), else an ``AssertionError`` saying what
-    was given. Booleans, strings and NaN are not numbers here."""
+    was given. Booleans (Python's, numpy's, a bool tensor's), strings, NaN and infinities are not numbers here."""
     if isinstance(x, (bool, str, bytes)) or x is None:
         raise AssertionError(f"{what}: give a number, got {x!r}")
     try:
         if hasattr(x, "numel") and x.numel() == 1 or hasattr(x, "size") and getattr(x, "size", 0) == 1:
+            if "bool" in str(getattr(x, "dtype", "")):
+                raise AssertionError(f"{what}: give a number, got a boolean ({x!r:.60})")
             x = x.item() if hasattr(x, "item") else x
+        if isinstance(x, bool) or type(x).__name__ in ("bool_", "bool"):
+            raise AssertionError(f"{what}: give a number, got a boolean ({x!r})")
         v = float(x)
     except (TypeError, ValueError):
         raise AssertionError(f"{what}: give a number, got {type(x).__name__} {x!r:.60}") from None
     if v != v:
         raise AssertionError(f"{what}: got NaN, not a number")
+    if v in (float("inf"), float("-inf")):
+        raise AssertionError(f"{what}: got {v}, not a finite number")
     return v
 
 
@@ -254,10 +260,17 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
     """
     predicted = real(predicted, f"{name}: give your prediction as a number")
     if fraction and abs(predicted) > 1:
-        raise AssertionError(f"{name}: {predicted:g} looks like a percentage; this quantity is a fraction, so write "
-                             f"{predicted / 100:g} for {predicted:g}%")
+        if abs(predicted) <= 100 and abs(predicted) >= 2:  # a percentage of a fraction lies within ±100
+            raise AssertionError(f"{name}: {predicted:g} looks like a percentage; this quantity is a fraction, so "
+                                 f"write {predicted / 100:g} for {predicted:g}%")
+        raise AssertionError(f"{name}: {predicted:g} cannot be this quantity: it is a fraction (or a difference of "
+                             "two), between -1 and 1")
     why = ""
     if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int) and type(n).__name__ not in ("int64", "int32") \
+                or int(n) < 1:
+            raise ValueError(f"{name}: n is the number of draws behind the measured value, a whole number >= 1; "
+                             f"got {n!r}")
         q = min(max(float(predicted), 0.0), 1.0)
         noise = 1.96 * (q * (1 - q) / n) ** 0.5
         if noise > tol:

@@ -135,15 +135,19 @@ def verdict_lines(table: list[dict], start: dict, keys=(("greedy", "greedy accur
         if key not in start or start[key] is None or not rows:
             continue
         s0 = start[key]
-        up, down, same = [], [], []
+        up, down, same, agree = [], [], [], []
         for r in rows:
             m, lo, hi = mean_ci(r[key])
+            if len(r[key]) >= 2 and not np.ptp(r[key]) > 0:  # seeds that agree exactly: a [x, x] interval says
+                agree.append(f"{r['estimator']} {m:.3f}")  # nothing about the start
+                continue
             (same if len(r[key]) < 2 else up if lo > s0 else down if hi < s0 else same).append(
                 f"{r['estimator']} {m:.3f}")
         words = [f"**{name}** from {s0:.3f}:"]
         words += [f"up for {', '.join(up)};"] if up else []
         words += [f"down for {', '.join(down)};"] if down else []
         words += [f"no detectable change for {', '.join(same)};"] if same else []
+        words += [f"cannot tell for {', '.join(agree)} (its seeds agree exactly);"] if agree else []
         names = [r["estimator"] for r in rows]
         apart = [f"{a['estimator']} above {b['estimator']}" for a in rows for b in rows
                  if a is not b and separated(a[key], b[key]) == "a"]

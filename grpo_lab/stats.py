@@ -168,6 +168,8 @@ def fmt_ci(values, digits: int = 3, clip=(0.0, 1.0)) -> str:
         return "n/a"
     if len(vals) < 2:  # a zero-width "interval" would invite comparisons that one seed cannot support
         return f"{vals[0]:.{digits}f} (1 seed, no interval)"
+    if not np.ptp(vals) > 0:  # nor can seeds that agree exactly: their interval [x, x] is no certainty
+        return f"{vals[0]:.{digits}f} (the {len(vals)} seeds agree exactly: no interval)"
     m, lo, hi = mean_ci(vals)
     if clip is not None:
         lo, hi = max(lo, clip[0]), min(hi, clip[1])
@@ -185,6 +187,8 @@ def change_vs_start(start: float, values, confidence: float = 0.95) -> str:
     values = _sample(values, "change_vs_start")
     if len(values) < 2:
         return "no detectable change (one seed: no interval)"
+    if not np.ptp(values) > 0:
+        return f"cannot tell: the {len(values)} seeds agree exactly"
     _, lo, hi = mean_ci(values, confidence)
     if lo > start:
         return "up"
@@ -195,9 +199,10 @@ def change_vs_start(start: float, values, confidence: float = 0.95) -> str:
 
 def separated(a, b, confidence: float = 0.95) -> str | None:
     """Which of two samples over seeds is higher with non-overlapping t-intervals: ``"a"``, ``"b"``, or ``None``
-    (intervals overlap or touch, or fewer than 2 seeds on a side: no ranking)."""
+    (intervals overlap or touch, fewer than 2 seeds on a side, or a side whose seeds agree exactly, whose
+    zero-width interval is no certainty: no ranking)."""
     a, b = _sample(a, "separated"), _sample(b, "separated")
-    if len(a) < 2 or len(b) < 2:
+    if len(a) < 2 or len(b) < 2 or not np.ptp(a) > 0 or not np.ptp(b) > 0:
         return None
     _, alo, ahi = mean_ci(a, confidence)
     _, blo, bhi = mean_ci(b, confidence)

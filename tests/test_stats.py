@@ -30,3 +30,16 @@ def test_paired_bootstrap_covers_the_problems_and_refuses_what_it_cannot_pair():
         paired_bootstrap([1.0, float("nan")], [0.0, 0.0])
     with pytest.raises(ValueError, match="resamples"):
         paired_bootstrap(a, b, resamples=10)
+
+
+def test_seeds_that_agree_exactly_give_no_interval_and_no_verdict():
+    """Issue 51: 0.600 [0.600, 0.600] read "up" from a start of 0.59, and a constant sample ranked above another."""
+    from grpo_lab.report import verdict_lines
+    from grpo_lab.stats import change_vs_start, fmt_ci, separated
+
+    assert change_vs_start(0.59, [0.6, 0.6]) == "cannot tell: the 2 seeds agree exactly"
+    assert separated([0.016, 0.016], [0.009, 0.009]) is None
+    assert fmt_ci([0.6, 0.6]) == "0.600 (the 2 seeds agree exactly: no interval)"
+    lines = verdict_lines([dict(estimator="sign", greedy=[0.6, 0.6]), dict(estimator="grpo", greedy=[0.61, 0.62])],
+                          {"greedy": 0.59}, keys=(("greedy", "greedy accuracy"),))
+    assert "cannot tell for sign 0.600" in lines[0] and "up for sign" not in lines[0]
