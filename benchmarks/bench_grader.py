@@ -51,6 +51,20 @@ PATTERNS = {
     "between 8 and (ranges)": "between 8 and ",
     "0.5 or 1/2 (one number twice)": "0.5 or 1/2 ",
     "3 and a half": "3 and a half ",
+    # issue 51's rules: bounds, margins, questions, alternatives, corrections, Unicode fractions, sign words,
+    # compound words and units, percentages of a quantity, two boxes, two answers
+    "at least (bounds)": "at least 5 ",
+    "12 ± (margins)": "12 ± 3 ",
+    "16? (questions)": "16? ",
+    "but it might be (alternatives)": "18, but it might be ",
+    "45. Wait, no: (corrections)": "45. Wait, no: ",
+    "½ (Unicode fractions)": "2½ ",
+    "minus (sign words)": "minus ",
+    "one and a half dozen": "one and a half dozen ",
+    "20% of 150, which is": "20% of 150, which is ",
+    "\\boxed{1} \\boxed{2}": "\\boxed{1} \\boxed{2} ",
+    "3 hours 30 minutes (units)": "3 hours 30 minutes ",
+    "4 and 9 (two answers)": "4 and 9 ",
 }
 PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0.", "5 million (scale words)": "#### ",
           "3,5 (decimal commas)": "the answer is ", "5 or (hedges)": "the answer is ",
@@ -58,7 +72,10 @@ PREFIX = {" 000 (spaced groups after ####)": "#### 1", "0 (a long decimal)": "0.
           "1 million 2 thousand (compound)": "the answer is ", "half a dozen (words)": "the answer is ",
           "one quarter (fraction words)": "the answer is ", "5-7 (ranges)": "the answer is ",
           "between 8 and (ranges)": "the answer is ", "0.5 or 1/2 (one number twice)": "the answer is ",
-          "3 and a half": "the answer is "}
+          "3 and a half": "the answer is ", **{k: "the answer is " for k in (
+              "at least (bounds)", "12 ± (margins)", "16? (questions)", "but it might be (alternatives)",
+              "45. Wait, no: (corrections)", "½ (Unicode fractions)", "minus (sign words)", "one and a half dozen",
+              "20% of 150, which is", "3 hours 30 minutes (units)", "4 and 9 (two answers)")}}
 SUFFIX = {"0 (a long decimal)": "1"}
 
 

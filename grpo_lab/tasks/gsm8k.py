@@ -37,7 +37,15 @@ first: ``\\frac{a}{b}`` and ``\\frac34``, mixed numbers ``2\\frac{1}{2}`` and ``
 before a full stop; a sign belongs to the whole: ``-1 1/2`` and ``- 1 1/2`` → -1.5), powers ``10^3`` and ``2^{10}``, scientific ``1.5 \\times 10^3`` (also ``×``,
 ``\\cdot``, ``*``), ``\\sqrt{4}`` when the root is rational (an irrational root is not a number
 here), "a/b", and plain numbers. In free text (3) a power of a unit ("12 m^2") is not a number, nor is
-an irrational root. Numbers are read exactly (as fractions, never through binary floats or a 28-digit decimal context) and written back
+an irrational root. Issue 51's rules, inside a marker: a bound commits to no number ("at least 12", "no more than 9", "up to 70"), nor
+does a margin ("8 ± 2", "50 +/- 5"), a question ("16?", in free text too: "Maybe 16?"), an alternative ("18, but
+it might be 20") or two answers ("4 and 9"; "\\boxed{3} \\boxed{5}", "\\boxed{6} or \\boxed{8}"), while the
+same number twice commits to it; a correction in the same line commits to the corrected number ("45. Wait, no: 54",
+"8, sorry, I mean 9"); "20% of 150, which is 30" answers 30; "minus 4" and "negative twelve" are negative; "one
+and a half dozen" is 18 and "2 and a half thousand" 2500; Unicode fractions are numbers ("½", "2¾", "5⁄8" with the
+fraction slash); a compound unit ("3 hours 30 minutes", "5 dollars and 25 cents", "2 feet 6 inches") is one
+quantity, right when the reference is its value in either unit (3.5 or 210).
+Numbers are read exactly (as fractions, never through binary floats or a 28-digit decimal context) and written back
 canonically: thousands commas dropped ("1,000" → "1000"; LaTeX's "1{,}000" too), "$" and "%"
 ignored, trailing zeros gone ("72.00" → "72"), a leading-dot decimal read (".5" → "0.5"),
 signs kept ("-3", "−3" with a Unicode minus), "+5" → "5", "-0" → "0".
@@ -105,8 +113,9 @@ _SCALED_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")\s*" + 
 _SCALED_NEXT_RE = re.compile(r"[ \t]*,?[ \t]*(?:and[ \t]+)?(" + _BODY + r")[ \t]*" + _SCALES_RUN, re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")(k|K|M|B|bn)(?![A-Za-z\d])")
 _SUFFIXES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9}
-_AND_A_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")[ \t]+and[ \t]+an?[ \t]+(half|quarter)\b",
-                       re.IGNORECASE)  # "3 and a half"
+_AND_A_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\$?\s?" + _BODY + r")[ \t]+and[ \t]+an?[ \t]+(half|quarter)\b"
+                       r"(?:[ \t]+(dozen|hundred|thousand|million|billion)\b)?",
+                       re.IGNORECASE)  # "3 and a half", "2 and a half dozen"
 # a range commits to neither end: "5-7 days", "4 to 6", "100 – 120" after a number; "between 8 and 10"
 _RANGE_RE = re.compile(r"(?:-|[ \t]*(?:–|—|\bto\b)[ \t]*)[$]?\.?\d", re.IGNORECASE)
 _BETWEEN_RE = re.compile(r"\bbetween\s*$", re.IGNORECASE)
@@ -122,6 +131,48 @@ _DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,
 # "either 5 or 6", "5 or 6": a hedge between two numbers commits to neither
 _HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?(?=[-+−$]?\.?\d)", re.IGNORECASE)
 _WORD2_RE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")  # a word of 2+ letters, not a LaTeX command
+# issue 51's rules. A bound commits to no number ("at least 12", "no more than 9", "up to 70"); so does a number
+# with a margin ("8 ± 2", "50 +/- 5") or a question mark ("16?"), an alternative that "could" or "might" be
+# another number ("18, but it might be 20"), and "4 and 9" (two answers)
+_BOUND_RE = re.compile(r"\s*(?:(?:probably|likely|perhaps|maybe|about|roughly|approximately)[ \t]+)?(?:at[ \t]+(?:least|"
+                       r"most)|no[ \t]+(?:more|less|fewer)[ \t]+than|(?:more|less|fewer)[ \t]+than|up[ \t]+to)\b",
+                       re.IGNORECASE)
+_MARGIN_RE = re.compile(r"[ \t]*(?:±|\+/-|\+-|\\pm)")
+_QUESTION_RE = re.compile(r"[ \t]*\?")
+_ALTERNATIVE_RE = re.compile(r"[ \t]*,?[ \t]*(?:but|though|although|or)[ \t]+(?:it[ \t]+|that[ \t]+)?(?:could|might|may)"
+                             r"(?:[ \t]+also)?[ \t]+be[ \t]+(?=[-+−$]?\.?\d)", re.IGNORECASE)
+_AND_NUM_RE = re.compile(r"[ \t]+and[ \t]+(?=[-+−$]?\.?\d)", re.IGNORECASE)
+# a correction in the same line commits to the corrected number: "45. Wait, no: 54", "8, sorry, I mean 9"
+_CORRECTION_RE = re.compile(r"\b(?:wait|sorry|actually|correction|i[ \t]+mean|i[ \t]+meant|scratch[ \t]+that)\b"
+                            r"[^\d\n]{0,24}?(?=[-+−$]?\.?\d)", re.IGNORECASE)
+# "20% of 150, which is 30": the value the sentence gives after the percentage of a quantity
+_PERCENT_OF_RE = re.compile(r"[ \t]*%[ \t]+of[ \t]+[$]?\d[\d,]*(?:\.\d+)?[ \t]*,?[ \t]*(?:which[ \t]+is|that[ \t]+is|"
+                            r"i\.e\.|=|equals|gives|is)[ \t]*", re.IGNORECASE)
+_BETWEEN_BOXES_RE = re.compile(r"[\s,;]{0,8}(?:or[\s,;]{0,8})?", re.IGNORECASE)
+_NEGATIVE_WORD_RE = re.compile(r"\s*(?:minus|negative)[ \t]+(?=[\d.$a-z])", re.IGNORECASE)
+# compound units: "3 hours 30 minutes" is 3.5 hours or 210 minutes; either reading of one quantity is its answer
+_UNIT_PAIRS = {("hour", "minute"): 60, ("minute", "second"): 60, ("day", "hour"): 24, ("week", "day"): 7,
+               ("year", "month"): 12, ("dollar", "cent"): 100, ("pound", "ounce"): 16, ("foot", "inch"): 12,
+               ("feet", "inch"): 12, ("meter", "centimeter"): 100, ("metre", "centimetre"): 100}
+_UNIT_WORD = r"(hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|years?|months?|dollars?|cents?|pounds?|" \
+             r"ounces?|oz|feet|foot|ft|inch(?:es)?|meters?|metres?|centimeters?|centimetres?|cm)"
+_COMPOUND_RE = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)[ \t]*" + _UNIT_WORD + r"\b[ \t]*,?[ \t]*(?:and[ \t]+)?"
+                          r"(\d+(?:\.\d+)?)[ \t]*" + _UNIT_WORD + r"\b", re.IGNORECASE)
+_UNIT_ALIASES = {"hr": "hour", "hrs": "hour", "min": "minute", "mins": "minute", "sec": "second", "secs": "second",
+                 "oz": "ounce", "ft": "foot", "inches": "inch", "cm": "centimeter",
+                 "centimetres": "centimetre", "metres": "metre"}
+# Unicode fractions: "½", "2¾" (a mixed number), "5⁄8" (the fraction slash)
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
+           "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅐": (1, 7), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8),
+           "⅑": (1, 9), "⅒": (1, 10)}
+_VULGAR_RE = re.compile(r"(\d?)([" + "".join(_VULGAR) + r"])")
+
+
+class _Compound(str):
+    """An answer in compound units ("3 hours 30 minutes"): its value in the larger unit, with ``other``, the same
+    quantity in the smaller one (210). Either is the answer: the reference's number is in the question's unit."""
+
+    other: str | None = None
 
 
 class _Hedge(str):
@@ -233,7 +284,10 @@ def _words_number(fragment: str) -> str | None:
         elif w == "a" and pending == Fraction(1, 2) and before == "half":
             continue
         elif w in _FRACTION_WORDS and seen and before in ("a", "an"):
-            return canonical(total + current + Fraction(1, _FRACTION_WORDS[w]))  # "four and a quarter"
+            value = total + current + Fraction(1, _FRACTION_WORDS[w])  # "four and a quarter"
+            scale = re.match(r"[ \t]+(dozen|hundred|thousand|million|billion)\b", fragment[m.end():m.end() + 12],
+                             re.IGNORECASE)  # "two and a half dozen"
+            return canonical(value * (_SCALE_WORDS[scale.group(1).lower()] if scale else 1))
         elif w in _FRACTION_WORDS and (seen or pending == 1):
             count = (total + current) if seen else pending  # "one half", "three quarters", "a quarter"
             return canonical(count / _FRACTION_WORDS[w])
@@ -315,6 +369,31 @@ def _mixed_slash(m: re.Match) -> str | None:
     return _signed(m.group(1), whole + Fraction(a, b)) if 0 < a < b else None
 
 
+def _unit(word: str) -> str:
+    w = word.lower()
+    w = _UNIT_ALIASES.get(w, w)
+    return w if w in ("feet", "inch") else w[:-1] if w.endswith("s") else w
+
+
+def _compound(m: re.Match) -> _Compound | None:
+    """The value of a :data:`_COMPOUND_RE` match in the larger unit, with the smaller unit's beside it, when the
+    two units are a known pair ("3 hours 30 minutes" -> 3.5, other 210); else None."""
+    big, small = _unit(m.group(2)), _unit(m.group(4))
+    factor = _UNIT_PAIRS.get((big, small))
+    a, b = _fraction(m.group(1)), _fraction(m.group(3))
+    if factor is None or a is None or b is None:
+        return None
+    out = _Compound(canonical(a + b / factor))
+    out.other = canonical(a * factor + b)
+    return out
+
+
+def _negate(value: str) -> str:
+    if isinstance(value, _Compound) or value == "0":
+        return value
+    return value[1:] if value.startswith("-") else "-" + value
+
+
 def _candidates(fragment: str):
     """``(start, -length, value)`` for every number form of a marker fragment (see the module doc)."""
     def exp_of(m, i):
@@ -340,7 +419,12 @@ def _candidates(fragment: str):
         x = _fraction(m.group(1))
         if x is not None:
             half = Fraction(1, 2 if m.group(2).lower() == "half" else 4)
-            yield m.start(), -len(m.group(0)), canonical(x - half if x < 0 else x + half)
+            scale = _SCALE_WORDS[m.group(3).lower()] if m.group(3) else 1
+            yield m.start(), -len(m.group(0)), canonical((x - half if x < 0 else x + half) * scale)
+    for m in _COMPOUND_RE.finditer(fragment):
+        value = _compound(m)
+        if value is not None:
+            yield m.start(), -len(m.group(0)), value
     for m in _DECIMAL_COMMA_RE.finditer(fragment):
         yield m.start(), -len(m.group(0)), normalize_number(f"{m.group(1)}.{m.group(2)}")
     for regex in (_FRAC_RE, _FRAC_SHORT_RE):
@@ -359,8 +443,12 @@ def _candidates(fragment: str):
         yield m.start(), -len(m.group(0)), normalize_number(m.group(1) + (f"/{m.group(2)}" if m.group(2) else ""))
 
 
-def _marked_number(fragment: str) -> str | None:
-    """The answer in an answer-marker fragment (the readings and forms of the module doc), or None."""
+def _marked_number(fragment: str, depth: int = 0) -> str | None:
+    """The answer in an answer-marker fragment (the readings and forms of the module doc), or None. ``depth``: how
+    many corrections, percentages or sign words were read before (hostile text repeats them; past a few the
+    fragment commits to nothing, and the recursion stays shallow)."""
+    if depth > 4:
+        return HEDGE
     fragment = (fragment.replace("{,}", ",").replace("\\,", " ").replace("\\!", "").replace("\\left", "")
                 .replace("\\right", ""))
     digit = re.search(r"\d", fragment)
@@ -371,6 +459,12 @@ def _marked_number(fragment: str) -> str | None:
         expression = fragment[:min(ends)] if ends else fragment  # 2 = 10") is working shown after the answer
         if "=" in expression:
             fragment = expression.rsplit("=", 1)[1]
+    minus = _NEGATIVE_WORD_RE.match(fragment)
+    if minus:  # "minus 4", "negative twelve"
+        value = _marked_number(fragment[minus.end():], depth + 1)
+        return value if value is None or value is HEDGE else _negate(value)
+    if _BOUND_RE.match(fragment):  # "at least 15", "no more than 9": a bound commits to no number
+        return HEDGE
     negated = _NOT_RE.match(fragment)
     if negated:  # "not 5, it is 6": the first number is the one denied
         rest = fragment[negated.end():]
@@ -383,18 +477,33 @@ def _marked_number(fragment: str) -> str | None:
         return HEDGE  # "the answer is not 9." and nothing else: it denies a number and commits to none
     if best is not None:  # the earliest, longest form; None when that form has no exact value (sqrt(2), 1/0)
         end = best[0] - best[1]
-        hedge = _HEDGE_RE.match(fragment, end)
-        if hedge:  # "5 or 6": no single answer; "0.25 or 1/4" names one number twice and commits to it
-            other = min(_candidates(fragment[hedge.end():]), key=lambda c: c[:2], default=None)
-            return best[2] if other is not None and other[0] == 0 and other[2] == best[2] else HEDGE
+        correction = None
+        for correction in _CORRECTION_RE.finditer(fragment, end):
+            pass
+        if correction is not None:  # "45. Wait, no: 54": the corrected number is the answer
+            return _marked_number(fragment[correction.end():], depth + 1)
+        percent = _PERCENT_OF_RE.match(fragment, end)
+        if percent:  # "20% of 150, which is 30": the value, not the percentage
+            value = _marked_number(fragment[percent.end():], depth + 1)
+            if value is not None:
+                return value
+        for pattern in (_HEDGE_RE, _ALTERNATIVE_RE, _AND_NUM_RE):
+            hedge = pattern.match(fragment, end)
+            if hedge:  # "5 or 6", "18, but it might be 20", "4 and 9": no single answer; "0.25 or 1/4" names one
+                other = min(_candidates(fragment[hedge.end():]), key=lambda c: c[:2], default=None)  # number twice
+                return best[2] if other is not None and other[0] == 0 and other[2] == best[2] else HEDGE
         if _RANGE_RE.match(fragment, end) or (_BETWEEN_RE.search(fragment[max(0, best[0] - 12):best[0]])
                                               and _BETWEEN_AND_RE.match(fragment, end)):
             return HEDGE  # "5-7 days", "4 to 6", "between 8 and 10": a range commits to neither end
+        if _MARGIN_RE.match(fragment, end) or _QUESTION_RE.match(fragment, end):
+            return HEDGE  # "12 ± 3", "16?": a margin or a question commits to no number
         return best[2]
     return _words_number(fragment) if not re.search(r"\d", fragment) else None
 
 
-def _last_number(text: str) -> str | None:
+def _last_number(text: str) -> tuple[str | None, int]:
+    """``(value, end)`` of the last number in free text (its end in ``text``, which the caller reads further), or
+    ``(None, 0)``."""
     text = _UNIT_POWER_RE.sub("", text.replace("{,}", ","))
     text = _SQRT_RE.sub(lambda m: f" {_sqrt(m.group(1)) or ''} ", text)  # sqrt(2) is not the number 2
     ends = []  # (end, -start, value): the number that ends last wins, the longest (earliest-starting) of those
@@ -412,30 +521,52 @@ def _last_number(text: str) -> str | None:
     for m in _NUM_RE.finditer(text):
         if last is None or m.end() > last[0]:
             last = (m.end(), -m.start(), normalize_number(m.group(0)))
-    return last[2] if last is not None else None
+    return (last[2], last[0]) if last is not None else (None, 0)
 
 
-def _last_boxed(text: str) -> tuple[int, str] | None:
-    """``(position, contents)`` of the last ``\\boxed{...}`` (nested braces balanced; an unclosed one runs to the
-    end), or None. Only the last is scanned, so the time is linear in the text however many ``\\boxed{`` it holds."""
-    last = None
-    for last in _BOXED_RE.finditer(text):
-        pass
-    if last is None:
-        return None
-    depth, i = 1, last.end()
+def _box_at(text: str, m: re.Match) -> tuple[int, str, int]:
+    """``(position, contents, end)`` of the box ``m`` opens (nested braces balanced; an unclosed one runs to the
+    end of the text)."""
+    depth, i = 1, m.end()
     while i < len(text) and depth:
         depth += {"{": 1, "}": -1}.get(text[i], 0)
         i += 1
-    return last.start(), text[last.end():i - 1 if depth == 0 else i]
+    return m.start(), text[m.end():i - 1 if depth == 0 else i], i
+
+
+def _last_boxed(text: str) -> tuple[int, str] | None:
+    """``(position, contents)`` of the last ``\\boxed{...}``, or None; :data:`HEDGE` as its contents when the box
+    just before it, with nothing but "or", a comma or spaces between, holds another number ("\\boxed{3}
+    \\boxed{5}", "\\boxed{6} or \\boxed{8}": two different final answers commit to neither; "first \\boxed{5},
+    then \\boxed{6}, and \\boxed{8}" orders them, and the last is the answer). Only the last two are scanned, so the time is linear in the
+    text however many ``\\boxed{`` it holds."""
+    last = before = None
+    for m in _BOXED_RE.finditer(text):
+        before, last = last, m
+    if last is None:
+        return None
+    pos, contents, _ = _box_at(text, last)
+    if before is not None and last.start() - before.end() < 200:
+        _, first, end = _box_at(text, before)
+        gap = text[end:pos]
+        a, b = _marked_number(first), _marked_number(contents)
+        if end <= pos and _BETWEEN_BOXES_RE.fullmatch(gap) and a is not None and b is not None \
+                and a is not HEDGE and b is not HEDGE and a != b:
+            return pos, HEDGE
+    return pos, contents
 
 
 def extract_answer(text) -> str | None:
     """The final answer in ``text`` as a canonical number string, or ``None`` (see module doc)."""
     if not isinstance(text, str) or not text:
         return None
+    if "\u2044" in text or _VULGAR_RE.search(text):  # "½", "2¾" (mixed), "5⁄8" (the fraction slash)
+        text = _VULGAR_RE.sub(lambda m: f"{m.group(1)}{' ' if m.group(1) else ''}{_VULGAR[m.group(2)][0]}/"
+                                        f"{_VULGAR[m.group(2)][1]}", text.replace("\u2044", "/"))
     markers = [(m.start(), m.group(1), True) for m in _HASH_RE.finditer(text)]
     boxed = _last_boxed(text)
+    if boxed is not None and boxed[1] is HEDGE:
+        return None
     if boxed is not None:
         markers.append((*boxed, True))
     said = list(_ANSWER_IS_RE.finditer(text))
@@ -454,7 +585,8 @@ def extract_answer(text) -> str | None:
             return None if ans is HEDGE else ans
     if not re.search(r"\d", text):  # no digit anywhere: the last number written in words ("thirty-six eggs")
         return _last_words_number(text)
-    return _last_number(text)
+    value, end = _last_number(text)
+    return None if value is not None and _QUESTION_RE.match(text, end) else value  # "Maybe 16?" asks, not answers
 
 
 def reference_answer(reference) -> str:
@@ -496,7 +628,7 @@ def is_correct(completion, reference) -> bool:
     """Whether ``extract_answer(completion)`` equals the reference's answer (as normalised numbers)."""
     want = reference_answer(reference)
     got = extract_answer(completion)
-    return got is not None and got == want
+    return got is not None and (got == want or getattr(got, "other", None) == want)
 
 
 # ---------------------------------------------------------------------------------------------
