@@ -8,7 +8,7 @@ tests/data/grader_heldout.py (written before the issue-28 rule change, whose mis
 written to fix), tests/data/grader_fresh.py (written after the change, before the grader first ran on it:
 the unseen-data figure) and tests/data/grader_heldout2.py (written before issue 38's rule change) and tests/data/grader_fresh2.py (written
 after it, before the grader first ran on it), and tests/data/grader_heldout3.py (written before issue 51's rule
-change). None is edited to fit the grader; docs/benchmarks.md records the figures.
+change) and tests/data/grader_fresh3.py (written after it, before the grader first ran on it). None is edited to fit the grader; docs/benchmarks.md records the figures.
 """
 
 import sys
@@ -22,6 +22,7 @@ from grader_fresh2 import FRESH2  # noqa: E402
 from grader_heldout import HELDOUT  # noqa: E402
 from grader_heldout2 import HELDOUT2  # noqa: E402
 from grader_heldout3 import HELDOUT3  # noqa: E402
+from grader_fresh3 import FRESH3  # noqa: E402
 
 from grpo_lab.tasks.gsm8k import is_correct  # noqa: E402
 
@@ -49,7 +50,7 @@ def agreement(cases, show: bool) -> tuple[int, int]:
 def main() -> None:
     show = "--misses" in sys.argv
     for name, cases in (("case table", CASES), ("held-out", HELDOUT), ("fresh", FRESH), ("held-out 2", HELDOUT2),
-                        ("fresh 2", FRESH2), ("held-out 3", HELDOUT3)):
+                        ("fresh 2", FRESH2), ("held-out 3", HELDOUT3), ("fresh 3", FRESH3)):
         if show:
             print(f"{name}:")
         ours, theirs = agreement(cases, show)

@@ -126,10 +126,11 @@ def test_held_out_sets_agree_at_least_as_recorded():
     from grader_fresh2 import FRESH2
     from grader_heldout2 import HELDOUT2
     from grader_heldout3 import HELDOUT3
+    from grader_fresh3 import FRESH3
 
     # 2026-11-23, after the issue-28 rules; held-out 2 and fresh 2: 2026-11-25, after the issue-38 rules;
-    # held-out 3: after the issue-51 rules (10 of 43 before them)
-    for cases, floor in ((HELDOUT, 63), (FRESH, 31), (HELDOUT2, 42), (FRESH2, 31), (HELDOUT3, 43)):
+    # held-out 3 and fresh 3: after the issue-51 rules (10 of 43 and 5 of 32 before them)
+    for cases, floor in ((HELDOUT, 63), (FRESH, 31), (HELDOUT2, 42), (FRESH2, 31), (HELDOUT3, 43), (FRESH3, 31)):
         ours = sum(is_correct(c, r) == want for c, r, want in cases)
         assert ours >= floor, f"{ours} of {len(cases)} (recorded: {floor})"
 
