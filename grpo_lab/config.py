@@ -57,12 +57,22 @@ class RunConfig:
                                        "an instruct model on a chat task gets 256 from grpo-lab compare unless given)",
                                     "--max-new-tokens")
     max_grad_norm: float = _f(1.0, "gradient clipping (TRL's default)")
+    beta: float = _f(0.0, "the KL penalty's coefficient against the starting policy (TRL's beta; 0: no penalty and no "
+                          "reference pass, TRL's default since 0.19; GRPO recipes often used 0.04)", "--beta")
     train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
     data_seed: int = _f(1, "seed of the training prompts: the same for every run")
     eval_problems: int | None = _f(300, "held-out problems, drawn with eval_seed (None: the whole test split)",
                                    "--eval-problems")
     eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k", "--eval-samples")
     eval_seed: int = _f(5, "seed of the held-out problems and of their samples")
+    validation_problems: int | None = _f(None, "a validation split: this many problems of the task's test split drawn "
+                                               "with eval_seed + 1000, evaluated before and after training beside "
+                                               "the test problems (eval['validation']); a study chooses a learning "
+                                               "rate on it, never on the test problems (None: no validation split)",
+                                         "--validation-problems")
+    disjoint: bool = _f(False, "keep the training pool disjoint from the evaluation: training draws no prompt of the "
+                               "test problems or of the validation split, and the validation split none of the test "
+                               "problems (a study then calls its evaluation held-out)", "--disjoint")
     eval_tasks: list = _f([], "more tasks whose held-out problems are evaluated before and after training, beside the "
                               "run's own (a capability the run does not train on; issue 39): repeat --eval-task",
                           "--eval-task")
@@ -228,7 +238,8 @@ FIELD_RULES = dict(
     policy=("str", None, False), data=("str", None, True), max_completion_length=("int", 1, False),
     max_grad_norm=("positive", None, False), train_problems=("int", 1, True), data_seed=("int", 0, False),
     eval_problems=("int", 1, True), eval_samples=("int", 1, False), eval_seed=("int", 0, False),
-    eval_tasks=("list", None, False),
+    eval_tasks=("list", None, False), validation_problems=("int", 1, True), disjoint=("bool", None, False),
+    beta=("number", 0, False),
     estimator_options=("dict", None, False), backend=("str", None, False), lora_r=("int", 1, True),
     lora_alpha=("int", 1, True), fast_inference=("bool", None, True), save_steps=("int", 0, False),
     unsloth_compile=("bool", None, False), unsloth_cache=("str", None, True), smoke=("bool", None, False),

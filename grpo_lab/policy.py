@@ -213,6 +213,9 @@ def load_tiny_lm(path=None):
         model.tie_weights()
     model.generation_config.pad_token_id = tok.pad_token_id
     model.generation_config.eos_token_id = tok.eos_token_id
+    # where the weights came from: TRL loads the reference of a KL penalty (beta > 0) from it when the policy is
+    # trained without LoRA, and these are the starting weights
+    model.config._name_or_path = str(path)
     model.eval()
     return model, tok
 

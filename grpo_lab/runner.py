@@ -89,6 +89,12 @@ def evaluate_policy(model, tokenizer, cfg: RunConfig) -> dict:
             out = ev
         else:
             out.setdefault("extra", {})[task] = ev
+    if cfg.validation_problems:  # the run's own task's validation split (issue 49)
+        system = system_prompt(cfg)
+        out["validation"] = evaluate(model, tokenizer, as_prompted(tokenizer, validation_problems(cfg), system),
+                                     cfg.eval_samples, cfg.eval_seed, cfg.max_completion_length,
+                                     batch_size=_eval_batch(system), generation=cfg.generation,
+                                     generation_dtype=cfg.generation_dtype)
     return out
 
 
@@ -111,17 +117,47 @@ def system_prompt(cfg: RunConfig) -> str | None:
 
 
 def eval_problems(cfg: RunConfig):
+    """The run's test problems (``eval_problems`` of the task's test split, drawn with ``eval_seed``)."""
     from .tasks import make_problems
 
     return make_problems(cfg.task, cfg.eval_problems, seed=cfg.eval_seed, split="test", smoke=cfg.smoke,
                          data=cfg.data)
 
 
-def train_problems(cfg: RunConfig):
+VALIDATION_SEED_OFFSET = 1000  # the validation split: the test split drawn with eval_seed + 1000
+
+
+def validation_problems(cfg: RunConfig):
+    """The run's validation split (``cfg.validation_problems`` problems, or []): drawn from the task's test split
+    with ``eval_seed + 1000``; with ``cfg.disjoint``, without the test problems' prompts (issue 49: a study chooses
+    its learning rate here, never on the test problems)."""
     from .tasks import make_problems
 
-    return make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke,
-                         data=cfg.data)
+    if not cfg.validation_problems:
+        return []
+    out = make_problems(cfg.task, cfg.validation_problems, seed=cfg.eval_seed + VALIDATION_SEED_OFFSET,
+                        split="test", smoke=cfg.smoke, data=cfg.data)
+    if cfg.disjoint:
+        test = {p.prompt for p in eval_problems(cfg)}
+        out = [p for p in out if p.prompt not in test]
+    return out
+
+
+def train_problems(cfg: RunConfig):
+    """The training pool (``train_problems`` of the task's train split, drawn with ``data_seed``); with
+    ``cfg.disjoint``, without any prompt of the test problems or the validation split, so that an evaluation is
+    held out (``grpo-lab study report`` computes the overlap and says so)."""
+    from .tasks import make_problems
+
+    out = make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke,
+                        data=cfg.data)
+    if cfg.disjoint:
+        held = {p.prompt for p in [*eval_problems(cfg), *validation_problems(cfg)]}
+        out = [p for p in out if p.prompt not in held]
+        if not out:
+            raise ValueError(f"task {cfg.task}: every training problem is also an evaluation problem; a disjoint "
+                             "split needs a task with more problems than the evaluation uses")
+    return out
 
 
 def apply_threads(threads: int | None) -> int:
@@ -194,7 +230,8 @@ def policy_adapter(cfg: RunConfig):
 TRAINER_CONSTANTS = dict(
     optim="adamw_torch_fused", weight_decay=0.0, adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
     lr_scheduler_type="constant", warmup_steps=0, gradient_accumulation_steps=1,
-    beta=0.0, loss_type="dapo", epsilon=0.2, delta=None, scale_rewards="group",
+    beta=0.0, loss_type="dapo",  # beta: RunConfig.beta sets it (a constant here, so Unsloth's 0.001 never stays)
+    epsilon=0.2, delta=None, scale_rewards="group",
     vllm_importance_sampling_mode="sequence_mask", vllm_importance_sampling_clip_min=None,
     vllm_importance_sampling_clip_max=3.0,
     importance_sampling_level="token", num_iterations=1, steps_per_generation=1,
@@ -229,10 +266,10 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
     known = {f.name for f in dataclasses.fields(GRPOConfig)}
     wanted = dict(per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
                   max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
-                  learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed,
+                  learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, beta=cfg.beta,
                   epsilon_high=cfg.epsilon_high, mask_truncated_completions=cfg.mask_truncated_completions,
                   gradient_checkpointing=cfg.gradient_checkpointing,
-                  **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known}, **precision)
+                  **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known and k != "beta"}, **precision)
     if cfg.generation == "vllm":
         # grpo-lab's vLLM engine samples from the trained weights in their own dtype (the canary holds it to the
         # policy within 1e-3 nats in float32), as model.generate does: no sampler/learner gap for TRL's
@@ -538,7 +575,7 @@ def evaluate_start(cfg: RunConfig) -> dict:
     key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
                        if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
                                 "max_completion_length", "smoke", "backend", "dtype", "lora_r", "generation",
-                                "generation_dtype", "eval_tasks")))
+                                "generation_dtype", "eval_tasks", "validation_problems", "disjoint")))
     apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)

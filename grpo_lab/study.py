@@ -172,12 +172,14 @@ register_metric(Metric("reward", "history", True, _reward))
 
 @dataclass(frozen=True)
 class Measure:
-    """A metric on a task: ``"pass@1"`` (the run's own task), ``"easy greedy"`` (the plan's task ``easy``)."""
+    """A metric on a task: ``"pass@1"`` (the run's own task), ``"easy greedy"`` (the plan's task ``easy``),
+    ``"validation pass@1"`` (the run's validation split, ``RunConfig.validation_problems``)."""
     text: str
     metric: Metric
     k: int
     alias: str | None
     task: str | None
+    split: str = "test"
 
     def of(self, result: dict) -> float:
         """The value in a run's result (its evaluation on this task, or its training log)."""
@@ -186,6 +188,10 @@ class Measure:
         return self.metric.read(self.evaluation(result["eval"], result["config"]["task"]), self.k)
 
     def evaluation(self, ev: dict, own_task: str) -> dict:
+        if self.split == "validation":
+            if "validation" not in ev:
+                raise KeyError("an evaluation of the validation split (the run has no validation_problems)")
+            return ev["validation"]
         if self.task is None or self.task == own_task:
             return ev
         extra = ev.get("extra") or {}
@@ -208,9 +214,16 @@ def parse_measure(text, tasks: dict, where: str) -> Measure:
         raise PlanError(f"{where}: a measure is a name such as pass@1, greedy or 'easy pass@1', got {text!r}")
     words = text.split()
     alias = words[0] if len(words) == 2 else None
+    if alias == "validation":  # the run's own task's validation split
+        name = words[-1]
+        inner = parse_measure(name, {}, where)
+        if inner.metric.source != "eval":
+            raise PlanError(f"{where}: {name} is read from the training log, which has no validation split")
+        return Measure(text, inner.metric, inner.k, None, None, "validation")
     if len(words) > 2 or (alias is not None and alias not in tasks):
         raise PlanError(f"{where}: cannot read measure {text!r}: " +
-                        (f"{alias!r} is not a task of the plan's [tasks] ({', '.join(tasks) or 'none'})"
+                        (f"{alias!r} is not a task of the plan's [tasks] ({', '.join(tasks) or 'none'}) nor "
+                         "'validation'"
                          if alias else "expected '[task] metric'"))
     name = words[-1]
     k = 0
@@ -230,7 +243,7 @@ def parse_measure(text, tasks: dict, where: str) -> Measure:
 # ---------------------------------------------------------------------------------------------------------------
 
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
-            "arms", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
+            "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
             "corrections", "extras", "outputs"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
@@ -247,6 +260,15 @@ class Arm:
     dirs: list | None    # glob patterns under the plan's directory, or None (the default directory)
     seeds: list
     config: RunConfig    # the arm's settings (seed 0)
+
+
+@dataclass
+class Selection:
+    """An arm chosen among candidates by a validation measure (the best learning rate of a method), before any test
+    comparison is read; comparisons name it like an arm."""
+    name: str
+    among: list
+    by: Measure
 
 
 @dataclass
@@ -276,6 +298,7 @@ class Plan:
     base: dict
     tasks: dict
     arms: dict
+    selections: dict
     primary: Measure
     secondary: list
     correction: str
@@ -377,6 +400,22 @@ def read_plan(path) -> Plan:
         if key in same and set(arm.seeds) & set(arms[same[key]].seeds):
             raise PlanError(f"{w}: arms {same[key]} and {arm.name} are the same runs (one method, one setting)")
         same[key] = arm.name
+    selections = {}
+    for name, t in _need(raw, "selections", dict, w, {}).items():
+        where = f"{w}: [selections.{name}]"
+        if name in arms or name == "start":
+            raise PlanError(f"{where}: {name!r} is already an arm's name")
+        if not isinstance(t, dict):
+            raise PlanError(f"{where}: a selection is a table with among and by")
+        _unknown(t, {"among", "by"}, where)
+        among = _need(t, "among", list, where)
+        if len(among) < 2 or any(a not in arms for a in among):
+            raise PlanError(f"{where}: among must list at least two of the plan's arms, got {among!r}")
+        by = parse_measure(_need(t, "by", str, where), tasks, where)
+        if by.split != "validation":
+            raise PlanError(f"{where}: by = {by.text!r} reads the test problems; a selection reads the validation "
+                            "split ('validation pass@1'), so that the test comparisons stay unbiased")
+        selections[name] = Selection(name, list(among), by)
     m = _need(raw, "measures", dict, w)
     _unknown(m, {"primary", "secondary"}, f"{w}: [measures]")
     if "primary" not in m:
@@ -412,9 +451,12 @@ def read_plan(path) -> Plan:
                                    "; it is not a field (the report draws it)"))
             a, b = _need(c, "a", str, where), _need(c, "b", str, where)
             for side, name in (("a", a), ("b", b)):
-                if name not in arms and not (side == "b" and name == "start"):
+                if name not in arms and name not in selections and not (side == "b" and name == "start"):
                     raise PlanError(f"{where}: {side} = {name!r} names no arm (arms: {', '.join(arms)}"
+                                    + (f"; selections: {', '.join(selections)}" if selections else "")
                                     + (", or 'start' for b" if side == "b" else "") + ")")
+            if b == "start" and a in selections:
+                raise PlanError(f"{where}: a selection is compared with arms, not with the start (its arms are)")
             if a == b:
                 raise PlanError(f"{where}: a and b are the same arm ({a})")
             meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
@@ -470,7 +512,8 @@ def read_plan(path) -> Plan:
     return Plan(path=path, title=title, question=_need(raw, "question", str, w, ""),
                 prose=_need(raw, "plan", str, w, None), port=_need(raw, "port", str, w, None), seeds=seeds,
                 budget_hours=budget, report=_need(raw, "report", str, w, "REPORT.md"),
-                grader=_need(raw, "grader", str, w, None), base=base, tasks=dict(tasks), arms=arms, primary=primary,
+                grader=_need(raw, "grader", str, w, None), base=base, tasks=dict(tasks), arms=arms,
+                selections=selections, primary=primary,
                 secondary=secondary, correction=correction, alpha=alpha, pairing=pairing, margin=margin,
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
@@ -825,14 +868,32 @@ class Study:
         return cls(read_plan(path))
 
     # values --------------------------------------------------------------------------------------------------
+    def chosen(self, name: str) -> str | None:
+        """The arm a selection chose: the highest mean of its ``by`` measure among its candidates, once every
+        candidate has all its runs (None before; the first listed wins a tie)."""
+        sel = self.plan.selections[name]
+        if any(self.data[a].missing for a in sel.among):
+            return None
+        means = [float(np.mean(list(self.values(a, sel.by).values()))) for a in sel.among]
+        return sel.among[int(np.argmax(means))]
+
     def values(self, arm: str, measure: Measure | None = None) -> dict:
-        """``{seed: value}`` of an arm's finished runs on ``measure`` (default the primary)."""
+        """``{seed: value}`` of an arm's finished runs on ``measure`` (default the primary); a selection gives its
+        chosen arm's (nothing before it has chosen)."""
         measure = measure or self.plan.primary
+        if arm in self.plan.selections:
+            arm = self.chosen(arm)
+            if arm is None:
+                return {}
         return {s: measure.of(r) for s, r in self.data[arm].runs.items()}
 
     def start(self, arm: str, measure: Measure | None = None) -> tuple[float, float] | None:
         """The start's value and sampling standard error on ``measure``, from the arm's directory."""
         measure = measure or self.plan.primary
+        if arm in self.plan.selections:
+            arm = self.chosen(arm)
+            if arm is None:
+                return None
         a = self.data[arm]
         if a.start is None or measure.metric.source != "eval":
             return None
@@ -1082,9 +1143,18 @@ def git_history(plan: Plan) -> list:
 # Words: every verdict comes from the unrounded numbers.
 # ---------------------------------------------------------------------------------------------------------------
 
+def label(study: Study, name: str) -> str:
+    """How the report names an arm, a selection (with the arm it chose) or the start."""
+    if name == "start":
+        return "the start"
+    if name in study.plan.selections:
+        chosen = study.chosen(name)
+        return f"{name} ({study.plan.arms[chosen].label})" if chosen else name
+    return study.plan.arms[name].label
+
+
 def _names(study: Study, r: Reading) -> tuple[str, str]:
-    arms = study.plan.arms
-    return arms[r.spec.a].label, ("the start" if r.spec.b == "start" else arms[r.spec.b].label)
+    return label(study, r.spec.a), label(study, r.spec.b)
 
 
 def interval(r: Reading) -> str:
@@ -1269,6 +1339,15 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
         md += [f"### Planned comparisons{'' if fam == 'planned' else ': ' + fam} ({corr})", ""]
         md += [f"- {reading_line(study, r)}" for r in rows]
         md += [""]
+    if p.selections:
+        md += ["## Selections (on the validation split, before the test comparisons)", ""]
+        for name, sel in p.selections.items():
+            rows = [[p.arms[a].label, stats.fmt_ci(list(study.values(a, sel.by).values()))
+                     if study.values(a, sel.by) else "—"] for a in sel.among]
+            chosen = study.chosen(name)
+            md += [f"**{name}**: the arm with the highest mean {sel.by.text} among {len(sel.among)}: "
+                   + (f"**{p.arms[chosen].label}**." if chosen else "not chosen yet (its candidates are unfinished)."),
+                   ""] + md_table(["candidate", f"{sel.by.text}: mean [95% t-interval over seeds]"], rows) + [""]
     md += ["## Is the evaluation held out?", "",
            "The overlap between each evaluation's problems and the training pool its arm draws from, computed from "
            "the settings (the same problems every run of the arm sees):", ""]

@@ -215,6 +215,7 @@ class GrpoLabMixin:
             check_trainer_settings(self)
             self._stream, self._seen = PromptStream(self.train_dataset, self.args.seed), {}
             self._skip_gen = torch.Generator().manual_seed(int(self.args.seed) * 1_000_003 + 15_485_863)
+        self.add_callback(UpdateNorms(self))  # every run logs the size of its updates (update/*, issue 49)
         for cb in self.callback_handler.callbacks:
             if isinstance(cb, (StarvationCallback, CompletionBudget)):
                 cb.attached = True
@@ -530,6 +531,13 @@ class StarvationCallback(TrainerCallback):
         logs = dict(logs or {})
         if not any(k.startswith("starvation/") for k in logs):
             return
+        beta = float(getattr(args, "beta", 0.0) or 0.0)
+        if beta and isinstance(logs.get("kl"), (int, float)) and isinstance(logs.get("loss"), (int, float)):
+            # the KL penalty's part of the loss, beta * mean KL, and its share beside the policy-gradient part
+            # (loss - beta * KL; approximately: TRL normalises both alike, over the batch's tokens) (issue 49)
+            term = beta * float(logs["kl"])
+            logs["kl/term"] = term
+            logs["kl/share_of_loss"] = term / (abs(float(logs["loss"]) - term) + term) if term else 0.0
         row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist,
                "starvation/max_advantage_completion": self._fluke}
         if state.log_history:
@@ -544,6 +552,40 @@ class StarvationCallback(TrainerCallback):
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+
+
+class UpdateNorms(TrainerCallback):
+    """How far each optimizer step moves the trained weights (issue 49: under AdamW a rescaled advantage moves the
+    weights alike; a KL term of fixed scale need not). Per step, over the trainable parameters (a LoRA run's
+    adapters): ``update/step_norm`` = ||theta_t - theta_(t-1)|| and ``update/from_start`` = ||theta_t - theta_0||,
+    logged into the trainer's metrics (the JSONL rows of :class:`StarvationCallback`, TRL's log history). The
+    gradient norm before clipping is TRL's ``grad_norm``. Added by every :func:`trainer_class` trainer."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self._start = self._before = None
+
+    def _weights(self) -> list:
+        return [p.detach().float().clone() for p in self.trainer.model.parameters() if p.requires_grad]
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self._start = self._weights()
+
+    def on_pre_optimizer_step(self, args, state, control, **kwargs):
+        self._before = self._weights()
+
+    def on_optimizer_step(self, args, state, control, **kwargs):
+        if self._before is None or self._start is None:
+            return
+        after = [p.detach().float() for p in self.trainer.model.parameters() if p.requires_grad]
+
+        def norm(a, b):
+            return float(torch.sqrt(sum(((x - y) ** 2).sum() for x, y in zip(a, b)))) if a else 0.0
+
+        metrics = self.trainer._metrics["train"]
+        metrics["update/step_norm"].append(norm(after, self._before))
+        metrics["update/from_start"].append(norm(after, self._start))
+        self._before = None
 
 
 class CompletionBudget(TrainerCallback):

@@ -432,3 +432,105 @@ def test_study_run_refuses_a_directory_of_other_settings(tmp_path):
         from grpo_lab.study import run_study
 
         run_study(read_plan(plan), echo=lambda m: None)
+
+
+# --- issue 49: validation splits, selections, disjoint pools -----------------------------------------------------
+
+SELECTION_PLAN = """title = "Best against best"
+seeds = [0, 1, 2]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 10
+eval_samples = 4
+validation_problems = 10
+
+[arms.grpo-a]
+method = "grpo"
+learning_rate = 1e-4
+[arms.grpo-b]
+method = "grpo"
+learning_rate = 1e-3
+[arms.sign-a]
+method = "sign"
+learning_rate = 1e-4
+[arms.sign-b]
+method = "sign"
+learning_rate = 1e-3
+
+[selections.grpo-best]
+among = ["grpo-a", "grpo-b"]
+by = "validation pass@1"
+[selections.sign-best]
+among = ["sign-a", "sign-b"]
+by = "{by}"
+
+[measures]
+primary = "pass@1"
+
+[[comparisons]]
+a = "sign-best"
+b = "grpo-best"
+"""
+
+
+def make_selection_study(tmp_path, test, validation, by="validation pass@1") -> Path:
+    """Four arms (two methods at two rates); ``test[arm]`` and ``validation[arm]``: their mean pass@1 on each."""
+    from grpo_lab.study import default_dir
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(SELECTION_PLAN.replace("{by}", by))
+    rng = np.random.default_rng(1)
+    parsed = read_plan(plan) if by.startswith("validation") else None
+    for arm, lr in (("grpo-a", 1e-4), ("grpo-b", 1e-3), ("sign-a", 1e-4), ("sign-b", 1e-3)):
+        base = RunConfig(**BASE, validation_problems=10, learning_rate=lr)
+        d = default_dir(parsed, parsed.arms[arm]) if parsed else tmp_path / "runs" / f"lr{lr}"
+        if not (d / "config.json").is_file():
+            write_config(d, ["grpo", "sign"], [0, 1, 2], base)
+            write_json_atomic(d / "start.json", {**evaluation(rng, 0.3), "validation": evaluation(rng, 0.3)})
+            (d / "results").mkdir()
+        method = arm.split("-")[0]
+        for s in (0, 1, 2):
+            cfg = asdict(base.with_run(method, s))
+            ev = {**evaluation(rng, test[arm]), "validation": evaluation(rng, validation[arm])}
+            write_json_atomic(d / "results" / f"{run_name(method, s)}.json",
+                              dict(config=cfg, history=[{"reward": 0.5, "loss": float(rng.normal())}], train_seconds=1.0,
+                                   eval_seconds=1.0, eval=ev, fingerprint=recorded_fingerprint(cfg)))
+    return plan
+
+
+def test_a_selection_chooses_on_the_validation_split_and_the_comparison_reads_the_test_split(tmp_path):
+    test = {"grpo-a": 0.5, "grpo-b": 0.2, "sign-a": 0.3, "sign-b": 0.7}
+    validation = {"grpo-a": 0.2, "grpo-b": 0.6, "sign-a": 0.3, "sign-b": 0.8}  # grpo's best on validation is b
+    s = Study.load(make_selection_study(tmp_path, test, validation))
+    assert s.chosen("grpo-best") == "grpo-b" and s.chosen("sign-best") == "sign-b"
+    r = s.planned[0]
+    x, y = (list(s.values(a).values()) for a in ("sign-b", "grpo-b"))
+    assert (r.d, r.lo, r.hi) == stats.diff_ci(x, y)  # the test values of the arms chosen on validation
+    report = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
+    assert "## Selections (on the validation split" in report and "**grpo-b**" in report
+
+
+def test_a_selection_on_the_test_split_is_refused(tmp_path):
+    plan = make_selection_study(tmp_path, dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5),
+                                dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5), by="pass@1")
+    with pytest.raises(PlanError, match="reads the test problems; a selection reads the validation split"):
+        read_plan(plan)
+
+
+def test_a_disjoint_pool_makes_an_overlapping_task_held_out(tmp_path, toy_task):
+    from grpo_lab.runner import eval_problems, train_problems, validation_problems
+    from grpo_lab.study import held_out_line
+
+    cfg = RunConfig(**{**BASE, "task": "toy_shared"}, validation_problems=5, disjoint=True)
+    train, test, val = ({p.prompt for p in f(cfg)} for f in (train_problems, eval_problems, validation_problems))
+    assert not train & test and not train & val and not val & test
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text().replace('task = "arithmetic"', 'task = "toy_shared"\ndisjoint = true'))
+    line = " ".join(held_out_line(Study.load(plan)))
+    assert "**held-out**" in line and "not held-out" not in line
