@@ -273,7 +273,8 @@ class Selection:
 
 @dataclass
 class Spec:
-    """A comparison as the plan states it: ``a - b`` on ``measure`` (b an arm or "start")."""
+    """A comparison as the plan states it: ``a - b`` on ``measure`` (b an arm or "start"); with ``c`` and ``d``, the
+    interaction ``(a - b) - (c - d)`` (does a treatment change a difference?)."""
     a: str
     b: str
     label: str
@@ -282,6 +283,8 @@ class Spec:
     planned: bool
     claim: float | None = None
     pairing: str = "none"
+    c: str | None = None
+    d: str | None = None
 
 
 @dataclass
@@ -444,13 +447,19 @@ def read_plan(path) -> Plan:
             where = f"{w}: [[{key}]] #{i + 1}"
             if not isinstance(c, dict):
                 raise PlanError(f"{where}: a comparison is a table with a and b")
-            _unknown(c, {"a", "b", "label", "measure", "family", "claim", "pairing", "verdict"}, where)
+            _unknown(c, {"a", "b", "c", "d", "label", "measure", "family", "claim", "pairing", "verdict"}, where)
             if "verdict" in c:
                 raise PlanError(f"{where}: a verdict is drawn only from a planned comparison"
                                 + (" ([[comparisons]]); this one is exploratory" if not planned else
                                    "; it is not a field (the report draws it)"))
             a, b = _need(c, "a", str, where), _need(c, "b", str, where)
-            for side, name in (("a", a), ("b", b)):
+            cc, dd = _need(c, "c", str, where, None), _need(c, "d", str, where, None)
+            if (cc is None) != (dd is None) or (cc is not None and "start" in (b, dd)):
+                raise PlanError(f"{where}: an interaction names four arms, (a - b) - (c - d); give both c and d, "
+                                "none of them the start")
+            for side, name in (("a", a), ("b", b), ("c", cc), ("d", dd)):
+                if name is None:
+                    continue
                 if name not in arms and name not in selections and not (side == "b" and name == "start"):
                     raise PlanError(f"{where}: {side} = {name!r} names no arm (arms: {', '.join(arms)}"
                                     + (f"; selections: {', '.join(selections)}" if selections else "")
@@ -469,8 +478,12 @@ def read_plan(path) -> Plan:
             if pair not in PAIRINGS:
                 raise PlanError(f"{where}: pairing must be {' or '.join(PAIRINGS)}, got {pair!r}")
             label = _need(c, "label", str, where, f"{a} − {b}" if b != "start" else f"{a} − start")
+            if cc is not None:
+                label = _need(c, "label", str, where, f"({a} − {b}) − ({cc} − {dd})")
+                if pair == "seed":
+                    raise PlanError(f"{where}: an interaction is read unpaired (Welch over the four arms)")
             out.append(Spec(a, b, label, meas, _need(c, "family", str, where, "planned" if planned else
-                                                     "exploratory"), planned, claim, pair))
+                                                     "exploratory"), planned, claim, pair, cc, dd))
         return out
 
     comparisons = specs("comparisons", True)
@@ -908,6 +921,8 @@ class Study:
         return out
 
     def _read(self, spec: Spec) -> Reading:
+        if spec.c is not None:
+            return self._interaction(spec)
         a = self.values(spec.a, spec.measure)
         if spec.b == "start":
             st = self.start(spec.a, spec.measure)
@@ -953,6 +968,26 @@ class Study:
                 return r
             r.d, r.lo, r.hi = stats.diff_ci(x, y)
             r.p = stats.diff_p(x, y)
+        return r
+
+    def _interaction(self, spec: Spec) -> Reading:
+        """``(a - b) - (c - d)`` over four independent arms: the difference of means, its standard error
+        ``sqrt(sum s_i^2 / n_i)`` and the t quantile at the smallest ``n_i - 1`` (Welch's conservative choice)."""
+        samples = [list(self.values(x, spec.measure).values()) for x in (spec.a, spec.b, spec.c, spec.d)]
+        r = Reading(spec, len(samples[0]), len(samples[1]), kind="interaction")
+        if any(len(x) < 2 for x in samples):
+            r.why_not = "an interaction needs 2 seeds in each of its four arms"
+            return r
+        if not any(stats.spread(x) for x in samples):
+            r.why_not = "cannot tell: every arm's seeds agree exactly"
+            return r
+        means = [float(np.mean(x)) for x in samples]
+        se = math.sqrt(sum(float(np.var(x, ddof=1)) / len(x) for x in samples))
+        r.d = means[0] - means[1] - (means[2] - means[3])
+        t = stats.t_quantile(min(len(x) for x in samples) - 1)
+        r.lo, r.hi = r.d - t * se, r.d + t * se
+        r.p = 1.0 if se == 0 and r.d == 0 else 0.0 if se == 0 else \
+            min(1.0, 2 * (1 - stats.t_cdf(abs(r.d) / se, min(len(x) for x in samples) - 1)))
         return r
 
     def _family(self, specs) -> list:
@@ -1154,6 +1189,10 @@ def label(study: Study, name: str) -> str:
 
 
 def _names(study: Study, r: Reading) -> tuple[str, str]:
+    """The two sides' names: two arms (or an arm and the start), or for an interaction its two differences."""
+    if r.spec.c is not None:
+        return (f"({label(study, r.spec.a)} − {label(study, r.spec.b)})",
+                f"({label(study, r.spec.c)} − {label(study, r.spec.d)})")
     return label(study, r.spec.a), label(study, r.spec.b)
 
 
@@ -1171,6 +1210,8 @@ def verdict_word(study: Study, r: Reading) -> str:
     if r.apart:
         if r.spec.b == "start":
             return "up from the start" if r.lo > 0 else "down from the start"
+        if r.spec.c is not None:
+            return f"{a} exceeds {b}" if r.lo > 0 else f"{b} exceeds {a}"
         return f"{a} ahead" if r.lo > 0 else f"{b} ahead"
     m = study.plan.margin
     if m is not None and -m <= r.lo and r.hi <= m:
@@ -1185,6 +1226,8 @@ def bound(study: Study, r: Reading) -> str:
     a, b = _names(study, r)
     if r.spec.b == "start":
         gain, loss = f"a gain larger than {r.hi:.3f}", f"a loss larger than {-r.lo:.3f}"
+    elif r.spec.c is not None:
+        gain, loss = f"{a} exceeding {b} by more than {r.hi:.3f}", f"{b} exceeding {a} by more than {-r.lo:.3f}"
     else:
         gain, loss = f"{a} ahead by more than {r.hi:.3f}", f"{b} ahead by more than {-r.lo:.3f}"
     if r.lo > 0:
@@ -1213,7 +1256,8 @@ def claim_words(study: Study, r: Reading) -> str:
 def reading_line(study: Study, r: Reading) -> str:
     if r.d is None:
         return f"**{r.spec.label}** ({r.spec.measure.text}): {r.why_not}."
-    how = {"welch": "Welch over seeds", "paired": "paired by seed", "start": "with the start's sampling error"}
+    how = {"welch": "Welch over seeds", "paired": "paired by seed", "start": "with the start's sampling error",
+           "interaction": "a difference of differences, Welch over the four arms"}
     text = (f"**{r.spec.label}** ({r.spec.measure.text}): {interval(r)} ({how[r.kind]}, p = {r.p:.3g}); "
             f"{verdict_word(study, r)}; {bound(study, r)} (95%, before correction).")
     if r.need is not None and r.apart is False:
@@ -1379,7 +1423,8 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
             if r.d is None:
                 md.append(f"- {r.spec.label} ({r.spec.measure.text}): {r.why_not}.")
                 continue
-            how = {"welch": "Welch", "paired": "paired by seed", "start": "with the start's error"}[r.kind]
+            how = {"welch": "Welch", "paired": "paired by seed", "start": "with the start's error",
+                   "interaction": "difference of differences"}[r.kind]
             cw = claim_words(study, r)
             md.append(f"- {r.spec.label} ({r.spec.measure.text}): {interval(r)} ({how}); {bound(study, r)}."
                       + (" " + cw if cw else ""))

@@ -534,3 +534,22 @@ def test_a_disjoint_pool_makes_an_overlapping_task_held_out(tmp_path, toy_task):
     plan.write_text(plan.read_text().replace('task = "arithmetic"', 'task = "toy_shared"\ndisjoint = true'))
     line = " ".join(held_out_line(Study.load(plan)))
     assert "**held-out**" in line and "not held-out" not in line
+
+
+def test_an_interaction_is_the_difference_of_two_differences(tmp_path):
+    """Issue 49's H1 is an interaction: does a KL penalty change sign − drgrpo? (a − b) − (c − d) over four arms,
+    Welch's standard error, the smallest n − 1 degrees of freedom."""
+    plan = make_selection_study(tmp_path, {"grpo-a": 0.5, "grpo-b": 0.2, "sign-a": 0.3, "sign-b": 0.7},
+                                {"grpo-a": 0.5, "grpo-b": 0.5, "sign-a": 0.5, "sign-b": 0.5})
+    plan.write_text(plan.read_text() + '\n[[comparisons]]\na = "sign-b"\nb = "grpo-b"\nc = "sign-a"\nd = "grpo-a"\n')
+    s = Study.load(plan)
+    r = s.planned[1]
+    v = {a: list(s.values(a).values()) for a in ("sign-b", "grpo-b", "sign-a", "grpo-a")}
+    d = np.mean(v["sign-b"]) - np.mean(v["grpo-b"]) - (np.mean(v["sign-a"]) - np.mean(v["grpo-a"]))
+    se = math.sqrt(sum(np.var(x, ddof=1) / len(x) for x in v.values()))
+    assert r.kind == "interaction" and r.d == pytest.approx(d) and r.hi - r.d == pytest.approx(stats.t_quantile(2) * se)
+    assert r.spec.label == "(sign-b − grpo-b) − (sign-a − grpo-a)" and "exceed" in bound(s, r)
+    bad = plan.read_text() + '\n[[comparisons]]\na = "sign-b"\nb = "grpo-b"\nc = "sign-a"\n'
+    plan.write_text(bad)
+    with pytest.raises(PlanError, match="an interaction names four arms"):
+        read_plan(plan)
