@@ -70,9 +70,10 @@ class RunConfig:
                                                "the test problems (eval['validation']); a study chooses a learning "
                                                "rate on it, never on the test problems (None: no validation split)",
                                          "--validation-problems")
-    disjoint: bool = _f(False, "keep the training pool disjoint from the evaluation: training draws no prompt of the "
-                               "test problems or of the validation split, and the validation split none of the test "
-                               "problems (a study then calls its evaluation held-out)", "--disjoint")
+    disjoint: bool = _f(False, "split the task's problem space by a hash of each prompt: test problems from one tenth, "
+                               "the validation split from another, training from the rest, so the three are disjoint "
+                               "and alike in distribution (a study then calls its evaluation held-out; "
+                               "grpo_lab.runner.bucket)", "--disjoint")
     eval_tasks: list = _f([], "more tasks whose held-out problems are evaluated before and after training, beside the "
                               "run's own (a capability the run does not train on; issue 39): repeat --eval-task",
                           "--eval-task")

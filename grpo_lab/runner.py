@@ -116,47 +116,63 @@ def system_prompt(cfg: RunConfig) -> str | None:
     return task_prompt(cfg.task) if get_task(cfg.task).chat and cfg.policy != "tiny-lm" else None
 
 
-def eval_problems(cfg: RunConfig):
-    """The run's test problems (``eval_problems`` of the task's test split, drawn with ``eval_seed``)."""
+VALIDATION_SEED_OFFSET = 1000  # the validation split: the test split drawn with eval_seed + 1000
+# cfg.disjoint splits the problem space itself by a hash of each prompt: one tenth is test, one tenth validation, the
+# rest training; each split is drawn from the task's generator restricted to its part, so all three follow the
+# same distribution (a filter that only removed the test prompts from training would remove the most frequent,
+# easiest problems from training alone)
+TEST_BUCKET, VALIDATION_BUCKET, BUCKETS = 0, 1, 10
+
+
+def bucket(prompt: str) -> int:
+    """The part of the problem space a prompt belongs to (:data:`BUCKETS` parts, by a SHA-256 of its text)."""
+    import hashlib
+
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16) % BUCKETS
+
+
+def _draw(cfg: RunConfig, n: int | None, seed: int, split: str, keep) -> list:
+    """``n`` problems of ``split`` drawn with ``seed`` whose prompts' bucket satisfies ``keep`` (all of them when
+    ``cfg.disjoint`` is off): the generator is asked for more until ``n`` are found."""
     from .tasks import make_problems
 
-    return make_problems(cfg.task, cfg.eval_problems, seed=cfg.eval_seed, split="test", smoke=cfg.smoke,
-                         data=cfg.data)
+    if not cfg.disjoint:
+        return make_problems(cfg.task, n, seed=seed, split=split, smoke=cfg.smoke, data=cfg.data)
+    want = n if n is not None else None
+    size = (want or 1000) * 4
+    for _ in range(6):
+        drawn = make_problems(cfg.task, size, seed=seed, split=split, smoke=cfg.smoke, data=cfg.data)
+        out = [p for p in drawn if keep(bucket(p.prompt))]
+        if want is None or len(out) >= want or len(drawn) < size:  # enough, or the task has no more
+            return out if want is None else out[:want]
+        size *= 4
+    return out[:want]
 
 
-VALIDATION_SEED_OFFSET = 1000  # the validation split: the test split drawn with eval_seed + 1000
+def eval_problems(cfg: RunConfig):
+    """The run's test problems (``eval_problems`` of the task's test split, drawn with ``eval_seed``; with
+    ``cfg.disjoint``, from the test part of the problem space only)."""
+    return _draw(cfg, cfg.eval_problems, cfg.eval_seed, "test", lambda b: b == TEST_BUCKET)
 
 
 def validation_problems(cfg: RunConfig):
     """The run's validation split (``cfg.validation_problems`` problems, or []): drawn from the task's test split
-    with ``eval_seed + 1000``; with ``cfg.disjoint``, without the test problems' prompts (issue 49: a study chooses
-    its learning rate here, never on the test problems)."""
-    from .tasks import make_problems
-
+    with ``eval_seed + 1000``; with ``cfg.disjoint``, from the validation part of the problem space, so disjoint
+    from the test problems and from training (issue 49: a study chooses its learning rate here, never on the test
+    problems)."""
     if not cfg.validation_problems:
         return []
-    out = make_problems(cfg.task, cfg.validation_problems, seed=cfg.eval_seed + VALIDATION_SEED_OFFSET,
-                        split="test", smoke=cfg.smoke, data=cfg.data)
-    if cfg.disjoint:
-        test = {p.prompt for p in eval_problems(cfg)}
-        out = [p for p in out if p.prompt not in test]
-    return out
+    return _draw(cfg, cfg.validation_problems, cfg.eval_seed + VALIDATION_SEED_OFFSET, "test",
+                 lambda b: b == VALIDATION_BUCKET)
 
 
 def train_problems(cfg: RunConfig):
     """The training pool (``train_problems`` of the task's train split, drawn with ``data_seed``); with
-    ``cfg.disjoint``, without any prompt of the test problems or the validation split, so that an evaluation is
-    held out (``grpo-lab study report`` computes the overlap and says so)."""
-    from .tasks import make_problems
-
-    out = make_problems(cfg.task, cfg.train_problems, seed=cfg.data_seed, split="train", smoke=cfg.smoke,
-                        data=cfg.data)
-    if cfg.disjoint:
-        held = {p.prompt for p in [*eval_problems(cfg), *validation_problems(cfg)]}
-        out = [p for p in out if p.prompt not in held]
-        if not out:
-            raise ValueError(f"task {cfg.task}: every training problem is also an evaluation problem; a disjoint "
-                             "split needs a task with more problems than the evaluation uses")
+    ``cfg.disjoint``, from the training part of the problem space only, so that the evaluation is held out by
+    construction (``grpo-lab study report`` computes the overlap and says so)."""
+    out = _draw(cfg, cfg.train_problems, cfg.data_seed, "train", lambda b: b not in (TEST_BUCKET, VALIDATION_BUCKET))
+    if not out:
+        raise ValueError(f"task {cfg.task}: no training problem outside the evaluation's part of the problem space")
     return out
 
 
