@@ -3,7 +3,8 @@
 ``train(cfg)`` looks up the policy adapter for ``cfg.policy`` and returns one result schema::
 
     config          the RunConfig, as a dict
-    history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...
+    history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...,
+                    update/step_norm and update/from_start, kl and kl/* (with a KL penalty)
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
     train_seconds, backend, backend_why, weights, device, threads, dtype (the weights' dtype), dtype_why
     completions       training completions generated (with dynamic sampling, every round's)
@@ -32,7 +33,8 @@ from .config import RunConfig, method_name
 from .sampling import get_sampling
 from .passk import KS, pass_at_k_of  # noqa: F401 (KS: runner.KS, as before)
 
-HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy", "step_time")
+HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy", "step_time",
+                "kl")
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -518,7 +520,8 @@ def _eval_batch(system: str | None) -> int:
 
 
 def _history(log_history) -> list[dict]:
-    return [{k: v for k, v in row.items() if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/", "generation/"))}
+    return [{k: v for k, v in row.items()
+             if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/", "generation/", "update/", "kl/"))}
             for row in log_history if "reward" in row]
 
 

@@ -536,8 +536,11 @@ class StarvationCallback(TrainerCallback):
             # the KL penalty's part of the loss, beta * mean KL, and its share beside the policy-gradient part
             # (loss - beta * KL; approximately: TRL normalises both alike, over the batch's tokens) (issue 49)
             term = beta * float(logs["kl"])
-            logs["kl/term"] = term
-            logs["kl/share_of_loss"] = term / (abs(float(logs["loss"]) - term) + term) if term else 0.0
+            derived = {"kl/term": term, "kl/share_of_loss": term / (abs(float(logs["loss"]) - term) + term)
+                       if term else 0.0}
+            logs.update(derived)
+            if state.log_history:  # and in the history a run's result keeps
+                state.log_history[-1].update(derived)
         row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist,
                "starvation/max_advantage_completion": self._fluke}
         if state.log_history:

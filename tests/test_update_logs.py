@@ -54,3 +54,11 @@ def test_a_kl_penalty_is_logged_as_its_part_of_the_loss(tmp_path):
         assert r["kl/term"] == pytest.approx(0.04 * r["kl"])
         assert 0.0 <= r["kl/share_of_loss"] <= 1.0
     assert out[0]["kl"] == pytest.approx(0.0, abs=1e-6)  # the first step: the policy is its reference
+
+
+def test_the_run_result_keeps_the_update_and_kl_logs(tmp_path):
+    """The result's history (what a study reads) holds what the JSONL holds: update/* and, with beta, kl and kl/*."""
+    res = train(RunConfig(**BASE, beta=0.04), evaluate_after=False)
+    last = res["history"][-1]
+    for key in ("update/step_norm", "update/from_start", "grad_norm", "kl", "kl/term", "kl/share_of_loss"):
+        assert key in last, key
