@@ -589,12 +589,22 @@ def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, s
 _START_CACHE: dict = {}
 
 
+START_SETTINGS = ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples", "max_completion_length",
+                  "smoke", "backend", "dtype", "lora_r", "generation", "generation_dtype", "eval_tasks",
+                  "validation_problems", "disjoint")  # what the start's evaluation depends on (not the learning rate)
+
+
+def start_key(cfg: RunConfig) -> str:
+    """A fingerprint of the settings the start's evaluation depends on: two comparison directories with one key
+    evaluate the same start (a study evaluates it once and copies it)."""
+    from .io import fingerprint
+
+    return fingerprint({k: v for k, v in asdict(cfg).items() if k in START_SETTINGS})
+
+
 def evaluate_start(cfg: RunConfig) -> dict:
     """The shared starting policy's evaluation (cached per evaluation setting)."""
-    key = tuple(sorted((k, str(v)) for k, v in asdict(cfg).items()
-                       if k in ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples",
-                                "max_completion_length", "smoke", "backend", "dtype", "lora_r", "generation",
-                                "generation_dtype", "eval_tasks", "validation_problems", "disjoint")))
+    key = start_key(cfg)
     apply_threads(cfg.threads)
     if key not in _START_CACHE:
         _START_CACHE[key] = policy_adapter(cfg).evaluate_start(cfg)

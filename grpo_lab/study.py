@@ -648,6 +648,30 @@ def _open(plan: Plan, directory: Path, arms: list, echo) -> dict:
     return conf
 
 
+def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
+    """Copy the start's evaluation from another directory of the study that evaluated the same start (the same
+    :func:`grpo_lab.runner.start_key`: the learning rate or the method do not change it), instead of evaluating it
+    again (minutes on a real model). The copy records where it came from."""
+    from .io import write_json_atomic
+    from .runner import start_key
+
+    if (directory / "start.json").is_file():
+        return
+    key = start_key(conf["base"])
+    for arm in plan.arms.values():
+        other = train_dir(plan, arm).resolve()
+        if other == directory or not (other / "start.json").is_file() or start_key(arm.config) != key:
+            continue
+        try:
+            start = read_json(other / "start.json", "start evaluation")
+        except ValueError:
+            continue
+        if evaluation_problems(start, problems=arm.config.eval_problems) is None:
+            write_json_atomic(directory / "start.json", {**start, "copied_from": _rel(other, directory)})
+            echo(f"{directory}: the start's evaluation copied from {other} (the same start)")
+            return
+
+
 def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False, echo=print,
               worker: tuple[int, int] | None = None) -> dict:
     """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...]}``.
@@ -671,6 +695,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
         lock = _wait_lock(d, echo)
         try:
             conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
+            _share_start(plan, d, conf, echo)
             prepared[d] = (conf, *prepare(d, conf, echo))
         finally:
             lock.__exit__(None, None, None)

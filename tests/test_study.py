@@ -553,3 +553,16 @@ def test_an_interaction_is_the_difference_of_two_differences(tmp_path):
     plan.write_text(bad)
     with pytest.raises(PlanError, match="an interaction names four arms"):
         read_plan(plan)
+
+
+def test_directories_that_evaluate_the_same_start_share_it(tmp_path, capsys):
+    """Issue 49: a study with arms at two learning rates evaluates its start once (the rate does not change it)."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(analysis="", comparison="").replace("seeds = [0, 1, 2]", "seeds = [0]")
+                    .replace('method = "sign"', 'method = "sign"\nlearning_rate = 1e-3'))
+    assert main(["study", "run", str(plan), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    starts = sorted(tmp_path.glob("runs/*/start.json"))
+    assert len(starts) == 2 and "copied from" in out
+    a, b = (json.loads(p.read_text()) for p in starts)
+    assert {k: v for k, v in a.items() if k != "copied_from"} == {k: v for k, v in b.items() if k != "copied_from"}
