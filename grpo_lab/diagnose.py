@@ -116,8 +116,37 @@ def _run_of(row: dict) -> str | None:
     return run_name(est, seed)
 
 
-def _from_jsonl(path: Path) -> RunLog:
-    rows, G = [], None
+def _lucky_fields(r: dict, i: int, bad: dict) -> dict:
+    """The lucky-success fields of one metrics row, each read as ``--resume`` reads a result: a largest advantage
+    that is a finite number, a one-success share within [0, 1], a completion whose advantage is a finite number and
+    whose group rewards are a list; anything else is left out and counted by name in ``bad`` (field -> lines)."""
+    def finite(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    out = {}
+    top = r.get("starvation/max_advantage")
+    if top is not None and not finite(top):
+        bad.setdefault("starvation/max_advantage", []).append(f"line {i} ({top!r:.30})")
+        top = None
+    out["max_advantage"] = float(top) if top is not None else None
+    near = r.get("starvation/near_degenerate_share")
+    if near is not None and not (finite(near) and 0 <= near <= 1):
+        bad.setdefault("starvation/near_degenerate_share", []).append(f"line {i} ({near!r:.30})")
+        near = None
+    out["near_degenerate"] = float(near) if near is not None else None
+    fluke = r.get("starvation/max_advantage_completion")
+    if fluke is not None and not (isinstance(fluke, dict) and finite(fluke.get("advantage"))
+                                  and isinstance(fluke.get("group_rewards"), list)):
+        bad.setdefault("starvation/max_advantage_completion", []).append(f"line {i}")
+        fluke = None
+    out["fluke"] = fluke
+    return out
+
+
+def _from_jsonl(path: Path, run: str | None = None) -> RunLog:
+    """A grpo-lab metrics log: a comparison's ``metrics.jsonl`` (rows name their run) or one run's
+    ``metrics/<method>-seed<k>.jsonl`` (``run``: its name)."""
+    rows, G, bad = [], None, {}
     lines = read_jsonl(path, error=LogFormatError, hint="; is it a metrics.jsonl?")
     if lines and isinstance(lines[0][1].get("data"), dict) and "step" in lines[0][1]:
         return _from_verl(path, lines)
@@ -136,16 +165,31 @@ def _from_jsonl(path: Path) -> RunLog:
                 raise LogFormatError(f"{path}, line {i}: success histogram of length {len(hist)} after rows with "
                                      f"G = {G}: one log, one group size")
             G = len(hist) - 1
-        fluke = r.get("starvation/max_advantage_completion")
         rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
-                         success_hist=hist if isinstance(hist, list) else None,
-                         max_advantage=_num(r.get("starvation/max_advantage")),
-                         near_degenerate=_num(r.get("starvation/near_degenerate_share")),
-                         fluke=fluke if isinstance(fluke, dict) else None, run=_run_of(r)))
+                         success_hist=hist if isinstance(hist, list) else None, **_lucky_fields(r, i, bad),
+                         run=run or _run_of(r)))
     if not rows:
         raise LogFormatError(f"{path} is empty")
-    return RunLog("grpo_lab", path, rows, group_size=G)
+    warnings = [f"{len(lines)} row(s) of {path.name} have a {field} that is not what grpo-lab logs (left out, never "
+                f"averaged in): {', '.join(lines[:5])}{', ...' if len(lines) > 5 else ''}"
+                for field, lines in bad.items()]
+    return RunLog("grpo_lab", path, rows, group_size=G, warnings=warnings)
+
+
+def _from_run_logs(path: Path) -> RunLog:
+    """An interrupted comparison (its finished and running runs' ``metrics/*.jsonl``, no ``metrics.jsonl`` yet):
+    every run's log, each row tagged with its run."""
+    files = sorted((path / "metrics").glob("*.jsonl"))
+    logs = [_from_jsonl(f, run=f.stem) for f in files]
+    sizes = {log.group_size for log in logs if log.group_size}
+    if len(sizes) > 1:
+        raise LogFormatError(f"{path / 'metrics'}: runs with group sizes {sorted(sizes)}: one comparison, one G")
+    log = RunLog("grpo_lab", path / "metrics", [r for x in logs for r in x.rows], group_size=sizes.pop() if sizes
+                 else None, warnings=[w for x in logs for w in x.warnings])
+    log.notes.append(f"read from the {len(files)} per-run logs in metrics/ (no metrics.jsonl: the comparison has not "
+                     "finished)")
+    return log
 
 
 # verl's metric names (verl/trainer/ppo/metric_utils.py and its V1 replay buffer, verl 0.9.1)
@@ -287,7 +331,11 @@ def read_log(path) -> RunLog:
             log = read_log(ckpts[-1])
             log.notes.append(f"read from the latest checkpoint, {ckpts[-1].parent.name}")
             return log
-        raise LogFormatError(f"{path} holds no trainer_state.json, checkpoint-*/trainer_state.json or metrics.jsonl")
+        if any((path / "metrics").glob("*.jsonl")):  # an interrupted grpo-lab comparison
+            return _check_rows(_from_run_logs(path))
+        there = sorted(p.name for p in path.iterdir())[:8]
+        raise LogFormatError(f"{path} holds no trainer_state.json, checkpoint-*/trainer_state.json, metrics.jsonl or "
+                             f"metrics/*.jsonl (it holds: {', '.join(there) or 'nothing'})")
     readers = {".jsonl": _from_jsonl, ".csv": _from_csv, ".json": _from_trl}
     if path.suffix in readers:
         return _check_rows(readers[path.suffix](path))
@@ -438,6 +486,11 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
             md.append(f"- groups with k = 0 … {len(total) - 1} correct, whole run: {total.astype(int).tolist()}")
             figs["success_hist.png"] = viz.count_bars(total, "correct completions in the group (k)", "groups")
         md += lucky_lines(log)
+        if any(r.get("max_advantage") is not None for r in log.rows):
+            figs["lucky.png"] = viz.log_series(log, ("max_advantage",), "largest advantage of a completion")
+        if any(r.get("near_degenerate") is not None for r in log.rows):
+            figs["one_success_share.png"] = viz.log_series(log, ("near_degenerate",),
+                                                           "share of |A| in one-success/one-failure groups")
     md.append("")
     if G and rew.size and deg.size and log.kind != "grpo_lab":
         q = max(1, min(deg.size, rew.size) // 10)
@@ -465,18 +518,21 @@ def lucky_lines(log: RunLog) -> list[str]:
     """The report's lines on lucky successes (issue 39): the largest advantage of any completion per step, the share
     of the update carried by groups with exactly one success or one failure, and the completion that received the
     run's largest advantage. Empty where the log has none of it."""
-    _, top = log.series("max_advantage")
+    rows = [r for r in log.rows if r.get("max_advantage") is not None]
     _, near = log.series("near_degenerate")
     out = []
-    if top.size:
-        out.append(f"- largest advantage of any completion per step: median {np.median(top):.2f}, largest "
-                   f"{top.max():.2f} ({top.size} steps)")
+    if rows:  # each row's own value (one run's step), never a mean over runs: the largest is a maximum
+        top = max(rows, key=lambda r: r["max_advantage"])
+        where = (f"run {top['run']}, " if top.get("run") else "") + f"step {top['step']:g}" if top.get("step") \
+            is not None else (f"run {top['run']}" if top.get("run") else "")
+        out.append(f"- largest advantage of any completion per step: median {np.median([r['max_advantage'] for r in rows]):.3g} "
+                   f"over {len(rows)} logged steps; the largest, {top['max_advantage']:.3g}, at {where}")
     if near.size:
         out.append(f"- share of the update's weight (sum of |A|) carried by groups with one success or one failure: "
                    f"{near.mean():.3f} over the steps that had a signal (whole run)")
     flukes = [r["fluke"] for r in log.rows if r.get("fluke") and r["fluke"].get("completion") is not None]
     if flukes:
-        f = max(flukes, key=lambda x: x["advantage"])
+        f = max(flukes, key=lambda x: float(x["advantage"]))
         text = " ".join(str(f["completion"]).split())[:160]
         out.append(f"- the completion that received the run's largest advantage ({f['advantage']:.2f}; its group's "
                    f"rewards {f['group_rewards']}): \"{text}\"")

@@ -259,11 +259,18 @@ def advantage_table(G: int, methods, values: dict, title: str | None = None) -> 
 
 
 def _mean_band(y: np.ndarray):
-    from .stats import mean_ci_columns
+    """Per column (step) of ``y`` [seeds, steps]: the mean and the 95% t-interval over the seeds that logged a finite
+    value there (a NaN in a log, "not measured", is left out of its step, never a reason to draw nothing)."""
+    from .stats import mean_ci
 
     if y.shape[0] < 2:
         return y[0], None, None
-    return mean_ci_columns(y)
+    out = []
+    for col in np.asarray(y, dtype=float).T:
+        v = col[np.isfinite(col)]
+        out.append((np.nan,) * 3 if v.size == 0 else (float(v[0]),) * 3 if v.size == 1 else mean_ci(v))
+    m, lo, hi = (np.array(x) for x in zip(*out))
+    return m, lo, hi
 
 
 def training_curves(results: dict, key: str = "success", ylabel: str = "mean success probability",

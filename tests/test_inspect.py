@@ -295,9 +295,89 @@ def test_inspect_reports_lucky_successes_where_the_log_has_them(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     report = inspect_run(path, out=tmp_path / "r").read_text()
-    assert "largest advantage of any completion per step: median 1.50, largest 1.50 (3 steps)" in report
+    assert "largest advantage of any completion per step: median 1.5 over 3 logged steps; the largest, 1.5, at step 1" \
+        in report
     assert "one success or one failure: 0.487" in report  # (1.0 + 0.0 + 0.46) / 3
     assert 'largest advantage (1.50; its group\'s rewards [1.0, 0.0, 0.0, 0.0]): "<answer>1</answer>"' in report
     trl = tmp_path / "trainer_state.json"
     trl.write_text(json.dumps({"log_history": [{"step": 1, "reward": 0.2, "frac_reward_zero_std": 0.5}]}))
     assert any("each completion's advantage" in c for c in capabilities(read_log(trl)))
+
+
+def _lucky_row(run, step, top, near=0.5, fluke=True):
+    est, seed = run.split("-seed")
+    row = {"estimator": est, "seed": int(seed), "step": step, "reward": 0.1, "starvation/acr": 0.5,
+           "starvation/all_fail": 0.5, "starvation/all_pass": 0.0, "starvation/success_hist": [1, 1, 0, 0, 0],
+           "starvation/max_advantage": top, "starvation/near_degenerate_share": near}
+    if fluke:
+        row["starvation/max_advantage_completion"] = {"advantage": top, "group": 0, "group_rewards": [1, 0, 0, 0],
+                                                       "completion": f"{run} {step}"}
+    return row
+
+
+def test_the_largest_advantage_is_a_maximum_with_its_run_and_step(tmp_path):
+    """Issue 51: two seeds at one step with 3.0 and 1.0 read "largest 2.00" (a mean), a duplicated step with 7.0
+    "4.25"; the largest is now a maximum, named with its run and step."""
+    rows = [_lucky_row("grpo-seed0", 3, 3.0), _lucky_row("grpo-seed1", 3, 1.0), _lucky_row("grpo-seed1", 4, 0.5)]
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", rows), out=tmp_path / "r").read_text()
+    assert "the largest, 3, at run grpo-seed0, step 3" in report
+    rows.append(_lucky_row("grpo-seed0", 3, 7.0))
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", rows), out=tmp_path / "r").read_text()
+    assert "the largest, 7, at run grpo-seed0, step 3" in report
+    assert (tmp_path / "r" / "lucky.png").is_file() and (tmp_path / "r" / "one_success_share.png").is_file()
+
+
+@pytest.mark.parametrize("field, value", [("advantage", None), ("advantage", "abc"), ("advantage", "missing"),
+                                          ("group_rewards", "missing")])
+def test_an_ill_typed_largest_advantage_completion_is_left_out_by_name(tmp_path, field, value):
+    row = _lucky_row("grpo-seed0", 1, 1.5)
+    if value == "missing":
+        del row["starvation/max_advantage_completion"][field]
+    else:
+        row["starvation/max_advantage_completion"][field] = value
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", [row, _lucky_row("grpo-seed0", 2, 1.0)]),
+                         out=tmp_path / "r").read_text()
+    assert "starvation/max_advantage_completion that is not what grpo-lab logs" in report and "line 1" in report
+
+
+@pytest.mark.parametrize("value, left_out", [(1e308, False), ("1.5", True), ([1.5], True), (True, True)])
+def test_the_largest_advantage_field_is_read_as_a_number_or_named(tmp_path, value, left_out):
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", [_lucky_row("grpo-seed0", 1, value, fluke=False),
+                                                             _lucky_row("grpo-seed0", 2, 1.0, fluke=False)]),
+                         out=tmp_path / "r").read_text()
+    assert ("starvation/max_advantage that is not what grpo-lab logs" in report) is left_out
+    if not left_out:
+        assert "1e+308" in report and "0" * 300 not in report  # not a 309-digit number
+
+
+@pytest.mark.parametrize("share", [2.0, -0.5, "x"])
+def test_a_one_success_share_outside_0_1_is_never_averaged_in(tmp_path, share):
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", [_lucky_row("grpo-seed0", 1, 1.0, near=share),
+                                                             _lucky_row("grpo-seed0", 2, 1.0, near=0.2)]),
+                         out=tmp_path / "r").read_text()
+    assert "starvation/near_degenerate_share that is not what grpo-lab logs" in report
+    assert "one success or one failure: 0.200" in report
+
+
+def test_inspect_reads_an_interrupted_comparison_from_its_run_logs(tmp_path, capsys):
+    """Issue 51: a comparison with finished runs' metrics/*.jsonl and no report or metrics.jsonl yet was "holds no
+    trainer_state.json ... or metrics.jsonl", naming none of the files there."""
+    d = tmp_path / "cmp"
+    (d / "metrics").mkdir(parents=True)
+    for run in ("grpo-seed0", "sign-seed0"):
+        _jsonl(d / "metrics" / f"{run}.jsonl", [_lucky_row(run, 1, 1.0), _lucky_row(run, 2, 1.2)])
+    report = inspect_run(d).read_text()
+    assert "per-run logs in metrics/" in report and "grpo" in report and "sign" in report
+    empty = tmp_path / "empty"
+    (empty / "results").mkdir(parents=True)
+    with pytest.raises(LogFormatError, match="it holds: results"):
+        read_log(empty)
+
+
+def test_a_nan_in_a_comparison_log_is_left_out_of_its_step_not_a_crash(tmp_path):
+    """Issue 51: mean_ci's NaN refusal stopped inspect on a log with a NaN acr (a regression of round four)."""
+    rows = [{"estimator": m, "seed": s, "step": i, "reward": 0.1,
+             "starvation/acr": float("nan") if (m, i) == ("grpo", 2) else 0.5}
+            for m in ("grpo", "sign") for s in (0, 1) for i in (1, 2, 3)]
+    report = inspect_run(_jsonl(tmp_path / "metrics.jsonl", rows), out=tmp_path / "r").read_text()
+    assert "grpo" in report and (tmp_path / "r" / "degenerate.png").is_file()
