@@ -203,6 +203,8 @@ def dynamic_sampling_rounds(degenerate: float, groups: int, max_rounds: int | No
 
     from ._checks import as_int
 
+    if isinstance(degenerate, bool) or type(degenerate).__name__ == "bool_":  # True is not a probability of 1
+        raise ValueError(f"degenerate must be a probability in [0, 1], got the boolean {degenerate!r}")
     D = float(degenerate)
     if not 0 <= D <= 1:
         raise ValueError(f"degenerate must be a probability in [0, 1], got {degenerate!r}")

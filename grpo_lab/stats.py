@@ -65,7 +65,7 @@ def _two_tails(t: float, df: float) -> float:
 # Above this many degrees of freedom the continued fraction of I_x(df/2, 1/2) needs far more terms than it gets
 # (at df = 1e15 the bisection returned 2.83 for the 1.96 limit): the quantile comes from the normal one and the
 # Cornish-Fisher expansion in 1/df, whose next term is below 1e-16 there.
-LARGE_DF = 1e5
+LARGE_DF = 1e4
 
 
 def t_quantile(df, confidence: float = 0.95) -> float:
@@ -90,17 +90,28 @@ def t_quantile(df, confidence: float = 0.95) -> float:
 def _t_quantile(df: float, confidence: float) -> float:
     from statistics import NormalDist
 
-    if df > LARGE_DF:
+    if df >= LARGE_DF:
         if confidence > 0.5:  # from the upper tail: 0.5 + confidence / 2 would lose its digits near 1
             z = -NormalDist().inv_cdf((1.0 - confidence) / 2)
-        elif confidence > 1e-6:
+        elif confidence > 1e-3:
             z = NormalDist().inv_cdf(0.5 + confidence / 2)
-        else:  # P(|Z| <= z) = z sqrt(2/pi) (1 + O(z^2)) near 0
-            z = confidence * math.sqrt(math.pi / 2)
+        else:  # z = sqrt(2) erfinv(c), by erfinv's series (0.5 + c / 2 would lose c's digits in a double)
+            x = confidence
+            z = math.sqrt(2) * (math.sqrt(math.pi) / 2) * (x + math.pi * x ** 3 / 12 + 7 * math.pi ** 2 * x ** 5 / 480)
         if math.isinf(df):
             return z
-        z2 = z * z
-        return z * (1 + (z2 + 1) / (4 * df) + (5 * z2 * z2 + 16 * z2 + 3) / (96 * df * df))
+        z2 = z * z  # Cornish-Fisher to the third order in 1/df: the next term is below 1e-13 relative at df > 1e4
+        return z * (1 + (z2 + 1) / (4 * df) + (5 * z2 * z2 + 16 * z2 + 3) / (96 * df * df)
+                    + (3 * z2 ** 3 + 19 * z2 * z2 + 17 * z2 - 15) / 384 / df / df / df)
+    if confidence < 1e-6:  # near 0, P(|T| <= t) = 2 f(0) (t - (df + 1) t^3 / (6 df) + ...): solved in closed form
+        if df < 1000:
+            ratio = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2))
+        else:  # Gamma((df + 1) / 2) / Gamma(df / 2) asymptotically: the lgamma difference cancels digits here
+            ratio = math.sqrt(df / 2) * (1 - 1 / (4 * df) + 1 / (32 * df ** 2) + 5 / (128 * df ** 3)
+                                         - 21 / (2048 * df ** 4))
+        f0 = ratio / math.sqrt(df * math.pi)
+        t = confidence / (2 * f0)
+        return t * (1 + (df + 1) / (6 * df) * t * t)
     small_central = confidence <= 0.5
     goal = confidence if small_central else 1.0 - confidence
 

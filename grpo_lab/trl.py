@@ -150,6 +150,11 @@ class TrainerOptions:
         if not is_estimator(self.estimator):
             raise ValueError(f"unknown advantage estimator {self.estimator!r}; choose one of "
                              f"{', '.join(estimator_names())}")
+        options = {k: v for k, v in self.estimator_options.items() if k != "controller"}
+        try:  # a bad option fails here, when the trainer is built, not at the first step after loading and generation
+            compute_advantages(torch.tensor([0.0, 1.0, 1.0, 0.0]), 2, self.estimator, **options)
+        except (TypeError, ValueError) as e:
+            raise type(e)(str(e)) from None
         if self.logprobs not in LOGPROB_PASSES:
             raise ValueError(f"logprobs must be one of {', '.join(LOGPROB_PASSES)}, got {self.logprobs!r}")
         engine = get_engine(self.generation)

@@ -83,13 +83,24 @@ def _options(config, method: str) -> dict:
 
     from .advantages import get_estimator
 
+    from .advantages import estimator_names
+
     if config is None:
         return {}
+    if _is_mapping(config):  # a misspelt block ("grpo_lab_option") would be ignored: refused by name
+        near = [str(k) for k in config.keys() if str(k).startswith("grpo_lab") and str(k) != "grpo_lab_options"]
+        if near:
+            raise ValueError(f"algorithm.{near[0]} is not a grpo-lab setting; the estimators' options go under "
+                             "algorithm.grpo_lab_options.<estimator>")
     every = config.get("grpo_lab_options", None) if hasattr(config, "get") else None
     if every is None:
         return {}
     if not _is_mapping(every):
         raise ValueError(f"algorithm.grpo_lab_options must map estimator names to their options, got {every!r}")
+    unknown_methods = sorted(str(k) for k in every.keys() if str(k) not in estimator_names())
+    if unknown_methods:  # "avpso" for avspo would be ignored
+        raise ValueError(f"algorithm.grpo_lab_options.{unknown_methods[0]} names no grpo-lab estimator; choose from "
+                         f"{', '.join(estimator_names())}")
     mine = every.get(method, None)
     if mine is None:
         return {}

@@ -250,22 +250,42 @@ c.ExecutePreprocessor.timeout = 1800  # a lesson's smoke mode runs in minutes on
 """
 
 
-def nbgrader_tree(dest: Path, sources) -> list[Path]:
+def nbgrader_dest(text) -> Path:
+    """The course directory ``--nbgrader`` writes into, refusing what would scatter files where an instructor does
+    not expect them: an empty name (the current directory), the file system's root, the home directory, or this
+    repository's root."""
+    if text is None or not str(text).strip():
+        raise SystemExit("--nbgrader needs a directory for the course (e.g. course-dir); an empty name would write "
+                         "into the current directory")
+    dest = Path(str(text)).expanduser()
+    resolved = dest.resolve()
+    if resolved in (Path("/").resolve(), Path.home().resolve(), ROOT.resolve()):
+        raise SystemExit(f"--nbgrader {text}: refusing to write an nbgrader course into {resolved}; give a directory "
+                         "of its own (e.g. course-dir)")
+    return dest
+
+
+def nbgrader_tree(dest: Path, sources, force: bool = False) -> list[Path]:
     """An nbgrader course directory in ``dest``: ``source/<lesson>/<lesson>.ipynb`` for every lesson (one assignment
     per lesson) and ``nbgrader_config.py``. Then, in ``dest``: ``nbgrader generate_assignment <lesson>`` writes the
     student version (stubs, empty answers) to ``release/``; submissions go to ``submitted/<student>/<lesson>/``;
     ``nbgrader autograde <lesson>`` runs them and scores the check cells (one point each; open questions are
-    graded by hand in formgrader)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
-    written = []
+    graded by hand in formgrader). A file already there that differs from what would be written (an instructor's
+    edit) is never overwritten: the build stops naming it, unless ``force``."""
+    want = {dest / "nbgrader_config.py": NBGRADER_CONFIG}
     for src in sources:
-        nb = build(src, nbgrader=True)["nbgrader"]
-        path = dest / "source" / src.stem / f"{src.stem}.ipynb"
+        want[dest / "source" / src.stem / f"{src.stem}.ipynb"] = nbformat.writes(build(src, nbgrader=True)["nbgrader"]) \
+            + "\n"
+    edited = [p for p, text in want.items() if p.is_file() and p.read_text() != text]
+    if edited and not force:
+        raise SystemExit(f"--nbgrader: {len(edited)} file(s) in {dest} differ from what the course would write "
+                         f"(edited there?): {', '.join(str(p.relative_to(dest)) for p in edited[:5])}; nothing was "
+                         "written. Keep them, or pass --force to overwrite them")
+    dest.mkdir(parents=True, exist_ok=True)
+    for path, text in want.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(nbformat.writes(nb) + "\n")
-        written.append(path)
-    return written
+        path.write_text(text)
+    return [p for p in want if p.suffix == ".ipynb"]
 
 
 PKG = ROOT / "grpo_lab"
@@ -578,13 +598,16 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     ap.add_argument("--execute", nargs="*", metavar="NN", default=None,
                     help="execute the lessons in notebooks/ (all, or those whose number is given) and keep outputs")
-    ap.add_argument("--nbgrader", metavar="DIR", type=Path, default=None,
+    ap.add_argument("--nbgrader", metavar="DIR", default=None,
                     help="only write an nbgrader course directory (source/ and nbgrader_config.py) into DIR")
+    ap.add_argument("--force", action="store_true",
+                    help="with --nbgrader: overwrite source notebooks that were edited in DIR")
     args = ap.parse_args(argv)
     sources = sorted(COURSE.glob("[0-9][0-9]_*.py"))
     if args.nbgrader is not None:
-        paths = nbgrader_tree(args.nbgrader, sources)
-        print(f"wrote {len(paths)} nbgrader assignments to {args.nbgrader / 'source'}; in {args.nbgrader}: "
+        dest = nbgrader_dest(args.nbgrader)
+        paths = nbgrader_tree(dest, sources, force=args.force)
+        print(f"wrote {len(paths)} nbgrader assignments to {dest / 'source'}; in {dest}: "
               "nbgrader generate_assignment <lesson>, then nbgrader autograde <lesson>")
         return 0
     expected: dict[Path, str] = {}

@@ -156,3 +156,36 @@ def test_a_training_cell_refuses_a_function_whose_check_failed_and_uses_it_once_
         checks.student_function(ns, "my_keep", lambda f: f(torch.zeros(4), 2), "group filter")
     ns["my_keep"] = stub  # still a stub: the lesson trains with the library's
     assert checks.student_function(ns, "my_keep", lambda f: f(torch.zeros(4), 2), "group filter") is None
+
+
+@pytest.mark.parametrize("value, message", [("np.True_", "a boolean"), ("torch.tensor(False)", "a boolean"),
+                                            ("float('inf')", "not a finite number"), ("float('nan')", "NaN")])
+def test_the_check_helpers_refuse_booleans_and_non_finite_numbers_by_name(value, message):
+    """Issue 51, item 5: np.True_ read as 1.000, torch.tensor(False) as 0.0, inf as a percentage."""
+    import numpy as np  # noqa: F401 (for eval)
+    import torch  # noqa: F401
+
+    from grpo_lab.checks import check_prediction
+
+    with pytest.raises(AssertionError, match=message):
+        check_prediction(eval(value), 0.2, "ex", 0.05, fraction=True)
+
+
+@pytest.mark.parametrize("n", [0, -3, True, 2.5])
+def test_check_prediction_refuses_a_draw_count_that_is_not_a_whole_number_of_at_least_1(n):
+    from grpo_lab.checks import check_prediction
+
+    with pytest.raises(ValueError, match="n is the number of draws"):
+        check_prediction(0.3, 0.2, "ex", 0.05, n=n, fraction=True)
+
+
+def test_percentage_advice_only_where_the_value_can_be_a_percentage(capsys):
+    """Issue 48, item 6: 1.6 was advised as 'write 0.016 for 1.6%'; 30 is a percentage, 1.6 cannot be a fraction."""
+    from grpo_lab.checks import check_prediction
+
+    with pytest.raises(AssertionError, match="write 0.3 for 30%"):
+        check_prediction(30, 0.2, "ex", 0.05, fraction=True)
+    with pytest.raises(AssertionError, match="1.6 cannot be this quantity"):
+        check_prediction(1.6, 0.2, "ex", 0.05, fraction=True)
+    check_prediction(0.25, 0.2, "ex", 0.05, n=100, fraction=True)
+    assert "within" in capsys.readouterr().out

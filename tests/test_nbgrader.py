@@ -64,3 +64,24 @@ def test_the_nbgrader_round_trip_scores_a_correct_and_a_wrong_submission(tmp_pat
     assert all(score == mx == 1 for score, mx in auto["good"].values()), auto["good"]
     lost = [g for g, (score, _) in auto["wrong"].items() if score == 0]
     assert len(lost) == 1 and sum(score for score, _ in auto["wrong"].values()) == checks - 1, auto["wrong"]
+
+
+def test_the_build_never_overwrites_an_instructors_edit_or_writes_into_an_unsafe_directory(tmp_path, monkeypatch):
+    """Issue 51, item 4: --nbgrader DIR overwrote an edited source/<lesson>/<lesson>.ipynb without a word, and
+    --nbgrader '' wrote into the current directory."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_notebooks as bn
+
+    course = tmp_path / "course"
+    assert bn.main(["--nbgrader", str(course)]) == 0
+    edited = course / "source" / LESSON / f"{LESSON}.ipynb"
+    edited.write_text(edited.read_text().replace("Bernoulli", "Bernoulli (edited)", 1))
+    with pytest.raises(SystemExit, match=f"differ from what the course would write.*{LESSON}"):
+        bn.main(["--nbgrader", str(course)])
+    assert "(edited)" in edited.read_text()  # nothing was written
+    assert bn.main(["--nbgrader", str(course), "--force"]) == 0 and "(edited)" not in edited.read_text()
+    monkeypatch.chdir(tmp_path)
+    for unsafe in ("", "  ", str(ROOT), str(Path.home())):
+        with pytest.raises(SystemExit, match="--nbgrader"):
+            bn.main(["--nbgrader", unsafe])
+    assert not (tmp_path / "source").exists()

@@ -160,3 +160,11 @@ def test_option_checks_of_the_starvation_helpers_name_the_option():
     with pytest.raises(ValueError, match="first"):
         summarize_rows([{"step": 0}], first=0)
     assert collapse_rate(r, 4).acr == 0.5  # the defaults still work
+
+
+def test_dynamic_sampling_rounds_refuses_a_boolean():
+    """Issue 51, item 8: D=True was read as a probability of 1."""
+    from grpo_lab.starvation import dynamic_sampling_rounds
+
+    with pytest.raises(ValueError, match="the boolean True"):
+        dynamic_sampling_rounds(True, 4)

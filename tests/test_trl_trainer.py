@@ -127,3 +127,19 @@ def test_lora_adapter_trains_with_sign(tmp_path):
     for n in before:
         if "lora_" not in n:  # the frozen base weights did not move
             assert not after[n].requires_grad and torch.equal(after[n], before[n]), n
+
+
+@pytest.mark.parametrize("estimator, options", [("gpg", {"tol": -1.0}), ("maxrl", {"eps": 0}), ("grpo", {"nope": 1})])
+def test_bad_estimator_options_are_refused_when_the_trainer_is_built(estimator, options):
+    """Issue 51, item 7: the TRL hook accepted bad options for gpg/maxrl when the trainer was built and refused them
+    at the first training step, after model loading and generation; now with compute_advantages's own message."""
+    import torch
+
+    from grpo_lab.advantages import compute_advantages
+    from grpo_lab.trl import TrainerOptions, trainer_class
+
+    with pytest.raises((TypeError, ValueError)) as want:
+        compute_advantages(torch.tensor([0.0, 1.0, 1.0, 0.0]), 2, estimator, **options)
+    with pytest.raises(type(want.value), match=str(want.value)[:30].replace("(", r"\(").replace(")", r"\)")):
+        TrainerOptions(estimator, options, None, "none", 8, "train", 0.0, None, "transformers", None,
+                       "trl").validate(trainer_class()._grpo_lab_base)

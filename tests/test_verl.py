@@ -260,3 +260,15 @@ def test_inspect_names_an_unreadable_evicted_count_and_duplicated_steps(tmp_path
     assert log.rows[3]["degenerate"] is None and log.rows[0]["degenerate"] == pytest.approx(32 / 96)
     assert any("not a number, so no degenerate fraction" in w and "line 4" in w for w in log.warnings)
     assert any("1 step(s) appear more than once" in n for n in log.notes)
+
+
+def test_a_misspelt_options_block_or_estimator_name_is_refused():
+    """Issue 51, item 8: 'grpo_lab_option' (a misspelt block) and 'grpo_lab_options.avpso' (a misspelt estimator)
+    were ignored, so the run trained with the defaults."""
+    from grpo_lab.verl import _options
+
+    with pytest.raises(ValueError, match="algorithm.grpo_lab_option is not a grpo-lab setting"):
+        _options({"grpo_lab_option": {"avspo": {"threshold": 0.3}}}, "avspo")
+    with pytest.raises(ValueError, match="grpo_lab_options.avpso names no grpo-lab estimator"):
+        _options({"grpo_lab_options": {"avpso": {"threshold": 0.3}}}, "avspo")
+    assert _options({"grpo_lab_options": {"avspo": {"threshold": 0.3}}}, "avspo") == {"threshold": 0.3}
