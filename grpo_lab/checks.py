@@ -477,3 +477,193 @@ def student_function(namespace: dict, name: str, probe_call, check: str | None =
         raise AssertionError(f"{name} {state} ({check}): run the check cell above until it prints ✓ {check}; this "
                              f"cell trains with {name}, and a run cannot tell every wrong {name} from a right one")
     return fn
+
+
+# --------------------------------------------------------------------------- lesson 10: a study's statistics
+
+def _study_samples():
+    """Samples over seeds of two methods, as lesson 10's study holds them (pass@1 per seed): equal and unequal
+    counts, small and large spreads, one side nearly constant."""
+    import numpy as np
+
+    rng = np.random.default_rng(10)
+    cases = [(rng.normal(0.70, 0.08, 6), rng.normal(0.64, 0.06, 6)), (rng.normal(0.5, 0.1, 4), rng.normal(0.45, 0.2, 7)),
+             (rng.normal(0.1, 0.05, 3), rng.normal(0.12, 0.01, 5)), (rng.normal(0.3, 0.02, 8), rng.normal(0.2, 0.15, 8))]
+    return [(list(map(float, a)), list(map(float, b))) for a, b in cases]
+
+
+def _welch_df(a, b) -> float:
+    """Welch-Satterthwaite's degrees of freedom (scipy's Welch interval uses them)."""
+    import numpy as np
+
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    return (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+
+
+def _welch(a, b, confidence: float = 0.95, df: float | None = None) -> tuple:
+    """mean(a) - mean(b) and its interval at ``df`` degrees of freedom (default: the smaller sample's n - 1)."""
+    import numpy as np
+
+    from .stats import t_cdf, t_quantile
+
+    d = float(np.mean(a) - np.mean(b))
+    se = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
+    if df is None:
+        t = t_quantile(min(len(a), len(b)) - 1, confidence)
+    else:  # a fractional df: invert the cdf by bisection
+        lo, hi = 0.0, 100.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if 2 * t_cdf(mid, df) - 1 < confidence else (lo, mid)
+        t = (lo + hi) / 2
+    return d, d - t * se, d + t * se
+
+
+def _triple(x, what: str):
+    try:
+        d, lo, hi = x
+    except (TypeError, ValueError):
+        raise AssertionError(f"{what}: return three numbers, (difference, low, high); got {x!r:.80}") from None
+    return real(d, what), real(lo, what), real(hi, what)
+
+
+def check_welch(fn) -> None:
+    """Exercise 10.2: ``fn(a, b)`` is the difference of two means over seeds with its 95% Welch interval,
+    ``(d, lo, hi)``. Two conventions for the degrees of freedom are right: the smaller sample's n - 1 (grpo-lab's,
+    conservative) and Welch-Satterthwaite's (scipy's); the pooled (Student) interval is not."""
+    import numpy as np
+
+    cases = _study_samples()
+    for i, (a, b) in enumerate(cases):
+        got = _triple(fn(list(a), list(b)), f"case {i}")
+        ours, scipys = _welch(a, b), _welch(a, b, df=_welch_df(a, b))
+        if any(np.allclose(got, want, atol=1e-6) for want in (ours, scipys)):
+            continue
+        n, m = len(a), len(b)
+        sp = math.sqrt(((n - 1) * np.var(a, ddof=1) + (m - 1) * np.var(b, ddof=1)) / (n + m - 2) * (1 / n + 1 / m))
+        pooled = abs(got[2] - got[0] - 1.96 * sp) < 0.5 * sp or abs((got[2] - got[0]) / sp) < 3.5
+        hint = (" (your half-width fits a pooled variance: Welch keeps each side's own, s_a^2/n_a + s_b^2/n_b)"
+                if pooled and not np.isclose(got[2] - got[0], ours[2] - ours[0], atol=1e-6) else "")
+        raise AssertionError(f"case {i} (seeds {len(a)} and {len(b)}): expected {_fmt(ours[0])} "
+                             f"[{_fmt(ours[1])}, {_fmt(ours[2])}] (df = min(n) - 1) or [{_fmt(scipys[1])}, "
+                             f"{_fmt(scipys[2])}] (Welch-Satterthwaite df), got {_fmt(got[0])} [{_fmt(got[1])}, "
+                             f"{_fmt(got[2])}]{hint}")
+    _ok("Welch interval", len(cases), fn)
+
+
+def check_holm(fn) -> None:
+    """Exercise 10.3: ``fn(pvalues, alpha)`` returns, in the input's order, which hypotheses Holm's step-down
+    procedure rejects at family-wise ``alpha``."""
+    from .stats import holm
+
+    cases = [([0.133, 0.301, 0.992], 0.05), ([0.01, 0.04, 0.03], 0.05), ([0.2, 0.012, 0.024], 0.05),
+             ([0.001, 0.001, 0.5], 0.05), ([0.02], 0.05), ([0.011, 0.03, 0.04, 0.049], 0.05), ([0.04, 0.04], 0.1)]
+    for p, alpha in cases:
+        got = fn(list(p), alpha)
+        try:
+            got = [bool(x) for x in got]
+        except TypeError:
+            raise AssertionError(f"p-values {p}: return one True/False per p-value, got {got!r:.60}") from None
+        want = holm(p, alpha)
+        if got != want:
+            bonferroni = [x <= alpha / len(p) for x in p]
+            hint = (" (that is Bonferroni: every p against alpha/m; Holm compares the i-th smallest with "
+                    "alpha/(m - i) and stops at the first it keeps)" if got == bonferroni else "")
+            raise AssertionError(f"p-values {p} at alpha {alpha}: expected {want}, got {got}{hint}")
+    _ok("Holm's correction", len(cases), fn)
+
+
+def check_bound(fn) -> None:
+    """Exercise 10.4: ``fn(a, b, m)`` is the largest advantage of ``a`` over ``b`` that a study of ``m`` planned
+    comparisons still leaves open at family-wise 95%: the upper end of the Welch interval at confidence
+    1 - 0.05/m (Bonferroni's simultaneous interval, which Holm's verdicts never contradict). Both conventions for
+    the degrees of freedom are right."""
+    import numpy as np
+
+    cases = [(a, b, m) for (a, b), m in zip(_study_samples(), (3, 1, 2, 3))]
+    for i, (a, b, m) in enumerate(cases):
+        got = real(fn(list(a), list(b), m), f"case {i}")
+        wants = [_welch(a, b, 1 - 0.05 / m)[2], _welch(a, b, 1 - 0.05 / m, df=_welch_df(a, b))[2]]
+        if any(abs(got - w) < 1e-6 for w in wants):
+            continue
+        hint = (" (that is the 95% interval's end: with m comparisons the family-wise bound uses 1 - 0.05/m)"
+                if m > 1 and abs(got - _welch(a, b)[2]) < 1e-6 else "")
+        raise AssertionError(f"case {i} (m = {m}): expected {_fmt(wants[0])} (df = min(n) - 1) or "
+                             f"{_fmt(wants[1])} (Welch-Satterthwaite), got {_fmt(got)}{hint}")
+    _ok("the bound a null sets", len(cases), fn)
+
+
+def check_seeds_needed(fn) -> None:
+    """Exercise 10.5: ``fn(a, b, alpha)`` is how many seeds per method a two-sided test at ``alpha`` needs for 80%
+    power against a difference the size of ``mean(a) - mean(b)``, from the pooled spread: the smallest n with
+    ``(t_{1-alpha/2, 2n-2} + t_{0.8, 2n-2}) sd sqrt(2/n) <= |difference|``. A noncentral-t power calculation
+    (statsmodels) can land one seed away, so answers within one seed of it pass; the normal approximation promises
+    too few seeds at these sizes and is named."""
+    import numpy as np
+
+    from .stats import seeds_needed
+
+    cases = [(a, b, alpha) for (a, b), alpha in zip(_study_samples(), (0.05 / 3, 0.05, 0.05 / 2, 0.05 / 3))]
+    for i, (a, b, alpha) in enumerate(cases):
+        want = seeds_needed(a, b, most=100_000, alpha=alpha)
+        got = fn(list(a), list(b), alpha)
+        if isinstance(got, bool) or not isinstance(got, (int, np.integer)) or got < 2:
+            raise AssertionError(f"case {i}: return a whole number of seeds (>= 2), got {got!r}")
+        if abs(int(got) - want) <= 1:
+            continue
+        from statistics import NormalDist
+
+        sd = math.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)
+        z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(0.8)
+        normal = math.ceil(2 * (z * sd / abs(np.mean(a) - np.mean(b))) ** 2)
+        hint = " (the normal approximation: with few seeds use t quantiles)" if abs(int(got) - normal) <= 1 else ""
+        raise AssertionError(f"case {i} (alpha {alpha:.4g}): expected about {want} seeds per method, got {got}{hint}")
+    _ok("seeds needed", len(cases), fn)
+
+
+# --------------------------------------------------------------------------- lesson 12: a study's plan
+
+def check_study_plan(text, most_runs: int = 24, most_steps: int = 8) -> None:
+    """Exercise 12.2: ``text`` is a plan file (TOML) for a small study of the tiny LM that ``grpo-lab study`` can
+    read: at least two methods, at least two learning rates, at least three seeds, a primary measure and a
+    correction, and small enough to run in this lesson (at most ``most_runs`` runs of at most ``most_steps``
+    steps). Any valid plan passes; a plan the study engine refuses fails with the engine's own message (no primary
+    measure, a comparison that names no arm, a verdict asked of an exploratory reading, an unknown field, ...)."""
+    import tempfile
+    from pathlib import Path
+
+    from .study import PlanError, read_plan
+
+    if not isinstance(text, str) or not text.strip():
+        raise AssertionError("exercise 12.2: return the plan file's text (a TOML string)")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "plan.toml"
+        path.write_text(text)
+        try:
+            plan = read_plan(path)
+        except PlanError as e:
+            raise AssertionError(f"the study engine refuses this plan: {str(e).replace(str(path), 'plan.toml')}") \
+                from None
+    arms = plan.arms.values()
+    methods = {a.method for a in arms}
+    rates = {a.config.learning_rate for a in arms}
+    runs = sum(len(a.seeds) for a in arms)
+    problems = []
+    if {a.config.policy for a in arms} != {"tiny-lm"}:
+        problems.append("every arm trains the tiny LM (policy = \"tiny-lm\"): it runs in seconds here")
+    if len(methods) < 2:
+        problems.append(f"compare at least two methods (the plan has {', '.join(sorted(methods))})")
+    if len(rates) < 2:
+        problems.append(f"try at least two learning rates (the plan has {', '.join(f'{r:g}' for r in sorted(rates))})")
+    if min(len(a.seeds) for a in arms) < 3:
+        problems.append("give every arm at least three seeds")
+    if runs > most_runs or max(a.config.steps for a in arms) > most_steps:
+        problems.append(f"keep it small enough to run here: at most {most_runs} runs of at most {most_steps} steps "
+                        f"(the plan has {runs} runs, up to {max(a.config.steps for a in arms)} steps)")
+    if plan.correction == "none" and len(plan.comparisons) > 1:
+        problems.append("with more than one planned comparison, correct for multiplicity (correction = \"holm\")")
+    if problems:
+        raise AssertionError("exercise 12.2: the plan is valid, but " + "; ".join(problems))
+    print(f"✓ the study engine reads your plan: {len(plan.arms)} arms ({', '.join(sorted(methods))} at "
+          f"{', '.join(f'{r:g}' for r in sorted(rates))}), {runs} runs, primary measure {plan.primary.text}, "
+          f"{len(plan.comparisons)} planned comparison(s), correction {plan.correction}")

@@ -743,3 +743,33 @@ def comparison_intervals(rows, margin: float | None = None, xlabel: str = "diffe
     ax.set_xlabel(xlabel)
     fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=len(handles))
     return fig
+
+
+def lucky_advantages(Gs, values: dict, title: str | None = None) -> Figure:
+    """One success in a group of G (lesson 11): ``values[method] = [(A_success, A_failure) per G]``. Two panels,
+    the success's advantage (log axis: 0.5 to 15 share it) and each failure's (linear), each point where it is
+    (exact values: no jitter, no error bars), one colour and marker per estimator; a method whose values equal an
+    earlier one's in a panel says so in that panel's legend."""
+    fig, axes = _fig(ncols=2, height=3.4, width=WIDTH * 1.3, title=title)
+    for ax, j, name in ((axes[0], 0, "advantage of the one success"), (axes[1], 1, "advantage of each failure")):
+        seen: dict = {}
+        for method, rows in values.items():
+            y = [r[j] for r in rows]
+            st = style(method)
+            ax.plot(Gs, y, color=st["color"], marker=st["marker"], ls="-", lw=1.2, ms=6,
+                    label=_same_as(method, y, seen))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(Gs), [str(g) for g in Gs])
+        ax.minorticks_off()
+        if j == 0:
+            ax.set_yscale("log", base=2)
+            top = max(r[0] for rows in values.values() for r in rows)
+            ticks = [2.0 ** k for k in range(-3, 8) if 2.0 ** (k - 1) <= top * 1.5]
+            ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+        else:
+            ax.axhline(0, color="0.5", lw=0.8, ls=":")
+        ax.set_xlabel("group size G")
+        ax.set_ylabel(name)
+        ax.legend(fontsize=7)
+    return fig

@@ -162,5 +162,7 @@ def outputs(study, pages: dict) -> dict:
            "plan": "docs/results/harm/PLAN.md", "runs_done": study.done, "runs_planned": study.total,
            "seeds_planned": len(study.plan.seeds), "easy_task": study.plan.tasks["easy"],
            "hard_task": study.plan.tasks["hard"], "start": start, "arms": arms,
-           "verdict": verdict_line(study, "docs/results/harm/REPORT.md", head)}
+           "verdict": verdict_line(study, "docs/results/harm/REPORT.md", head),
+           "planned": [dict(label=r.spec.label, d=r.d, lo=r.lo, hi=r.hi, p=r.p, apart=r.apart)
+                       for r in study.planned]}
     return {DATA: json.dumps(out, indent=1, sort_keys=True) + "\n"}

@@ -348,7 +348,21 @@ def shipped(study) -> str:
             m: [dict(seed=s, pass_at_1=r["eval"]["pass_at_k"]["1"], greedy=r["eval"]["greedy"],
                      completions=r["completions"], steps=r["steps_done"]) for s, r in study.data[arm].runs.items()]
             for m, arm in arms.items()})
+    arms, task, draws, distinct, seen, pool, _ = study.overlap()[0]
+    logged = {}  # what the model wrote: the largest-advantage completion of seed 0's first and last three steps
+    for rate in RATES:
+        for m in ("grpo", "sign"):
+            a = study.data[f"{m}-{rate}"]
+            from grpo_lab.io import read_jsonl, run_name
+
+            rows = [r for _, r in read_jsonl(a.run_dir[0] / "metrics" / f"{run_name(m, 0)}.jsonl")]
+            logged[f"{m}-{rate}"] = [dict(step=r["step"], **{k: r["starvation/max_advantage_completion"][k]
+                                                              for k in ("completion", "advantage", "group_rewards")})
+                                     for r in rows[:3] + rows[-3:] if r.get("starvation/max_advantage_completion")]
     out = dict(source="grpo-lab study report docs/results/smollm2-study2/plan.toml (plan: PLAN.md there)",
+               overlap=dict(draws=draws, distinct=distinct, in_training_pool=seen, training_pool=pool),
+               start_se={"pass@1": study.start("grpo-1e-4")[1]},
+               logged_completions=logged,
                rates=list(RATES), methods=["grpo", "sign"], seeds=len(study.plan.seeds),
                comparisons={rate: export(d, HISTORY, problems=True) for rate, d in dirs.items()},
                planned=keep, finding=finding(study), stage_b=stage, stage_b_finding=stage_b_finding(study))

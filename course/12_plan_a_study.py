@@ -1,0 +1,243 @@
+# %% [markdown]
+# # 12 — Plan your own study
+#
+# Lessons 10 and 11 read studies that were planned before their runs: one primary measure, a few comparisons
+# fixed in advance, a correction for their number, and a report that states each null as the bound it sets.
+# This lesson hands you the tool that does it, `grpo-lab study`, and asks you to plan a study of your own on the
+# tiny LM: two methods, two learning rates, three seeds. You write the plan first (a TOML file); the tool trains
+# exactly the runs it names and writes a report whose verdicts the plan, not you, fixed.
+#
+# Where the numbers come from: everything is trained here, on your CPU, from the plan you write (a few seconds a
+# run at the sizes the exercise allows). The plan file's fields are documented in `grpo_lab/study.py`; the three
+# tracked studies' `docs/results/*/plan.toml` are worked examples.
+
+# %%
+import tempfile
+import warnings
+from pathlib import Path
+
+from IPython.display import Markdown, display
+from transformers.utils import logging as hf_logging
+
+from grpo_lab import checks
+from grpo_lab.study import Study, build, finding, held_out_line, read_plan, run_study, write_or_check
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+hf_logging.disable_progress_bar()
+
+# %% [markdown]
+# ## 1. Predict first
+#
+# You will compare GRPO and Sign on the tiny LM's arithmetic at two learning rates, three seeds each, a few
+# steps per run. Before any run: will either method come out ahead at either rate, after the correction for the
+# comparisons you plan? And if not, how large a difference will the study still be able to exclude?
+
+# %% [exercise-md]
+# ### Exercise 12.1 — predict first
+# Predict the width of the 95% interval (high minus low) of sign − grpo in pass@1 at one rate, with three seeds
+# per method and a few steps per run (a fraction, e.g. 0.05). It never fails a guess: compare it with section 3.
+
+# %% [exercise]
+def my_predicted_width():
+    ### BEGIN SOLUTION
+    return 0.10  # three seeds give a t quantile of 4.3: even a small spread between seeds makes a wide interval
+    ### END SOLUTION
+
+# %% [markdown]
+# ## 2. The plan
+#
+# A plan file names, before any run:
+#
+# - **the arms**: each a method (`grpo`, `sign`, `dapo`, `grpo+drop`, ...) and the settings that set it apart
+#   (`learning_rate`), over a shared `[base]` of settings (the policy, the task, the steps, the evaluation);
+# - **the seeds** every arm runs;
+# - **one primary measure** (`pass@1`, `greedy`, `pass@4`, ...), the one the planned comparisons read;
+# - **the planned comparisons**: `a − b` for two arms, or `a − start`; everything else the report reads is
+#   exploratory and gets no verdict;
+# - **the correction** for their number (`holm`).
+#
+# Here is one (a worked example, not the answer to the exercise): one method, one rate, too few seeds. The tool
+# reads it and says what it is.
+
+# %%
+EXAMPLE = """title = "A worked example"
+seeds = [0, 1]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 16
+eval_samples = 4
+
+[arms.grpo]
+method = "grpo"
+
+[measures]
+primary = "pass@1"
+
+[[comparisons]]
+a = "grpo"
+b = "start"
+"""
+tmp = Path(tempfile.mkdtemp(prefix="lesson12-"))
+(tmp / "example.toml").write_text(EXAMPLE)
+example = read_plan(tmp / "example.toml")
+print(f"arms: {list(example.arms)}; seeds: {example.seeds}; primary: {example.primary.text}; planned: "
+      f"{[c.label for c in example.comparisons]}; correction: {example.correction}")
+assert list(example.arms) == ["grpo"] and example.correction == "holm"  # Holm is the default correction
+
+# %% [markdown]
+# The tool refuses a plan that cannot be read as a study, in one line that names the problem. Three refusals:
+# no primary measure, a comparison that names no arm, and a verdict asked of an exploratory reading (only a
+# planned comparison gets one).
+
+# %%
+from grpo_lab.study import PlanError  # noqa: E402
+
+refusals = {
+    "no primary measure": EXAMPLE.replace('primary = "pass@1"', 'secondary = ["greedy"]'),
+    "a comparison naming no arm": EXAMPLE.replace('b = "start"', 'b = "sign"'),
+    "a verdict on an exploratory reading": EXAMPLE + '\n[[exploratory]]\na = "grpo"\nb = "start"\nverdict = true\n',
+}
+said = {}
+for what, text in refusals.items():
+    (tmp / "bad.toml").write_text(text)
+    try:
+        read_plan(tmp / "bad.toml")
+    except PlanError as e:
+        said[what] = str(e).split(": ", 1)[1]
+        print(f"{what}: {said[what]}")
+assert set(said) == set(refusals)  # each refused, by name
+
+# %% [exercise-md]
+# ### Exercise 12.2 — write the plan
+# Write `my_plan()`: the text of a plan file for a study of the tiny LM (`policy = "tiny-lm"`,
+# `task = "arithmetic"`) with **two methods** (say `grpo` and `sign`) at **two learning rates** each (say 1e-4
+# and 1e-3: four arms), **three seeds**, the primary measure **pass@1**, the planned comparisons you think
+# answer "does Sign beat GRPO at a shared learning rate?", and **Holm's** correction. Keep each run small: at most
+# 8 steps, and the `[base]` of the example above is a good start. Any plan the tool reads and that fits these
+# rules passes; a plan the tool refuses fails with the tool's own message.
+
+# %% [exercise]
+def my_plan():
+    ### BEGIN SOLUTION
+    return """title = "Sign against GRPO on the tiny LM, two rates"
+question = "Does Sign beat GRPO at a shared learning rate?"
+seeds = [0, 1, 2]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 4
+prompts_per_step = 4
+group_size = 4
+train_problems = 256
+eval_problems = 32
+eval_samples = 4
+
+[arms.grpo-low]
+method = "grpo"
+learning_rate = 1e-4
+[arms.sign-low]
+method = "sign"
+learning_rate = 1e-4
+[arms.grpo-high]
+method = "grpo"
+learning_rate = 1e-3
+[arms.sign-high]
+method = "sign"
+learning_rate = 1e-3
+
+[measures]
+primary = "pass@1"
+secondary = ["greedy"]
+
+[analysis]
+correction = "holm"
+
+[[comparisons]]
+a = "sign-low"
+b = "grpo-low"
+label = "sign − grpo at lr 1e-4"
+
+[[comparisons]]
+a = "sign-high"
+b = "grpo-high"
+label = "sign − grpo at lr 1e-3"
+
+[manipulation]
+measure = "pass@1"
+"""
+    ### END SOLUTION
+
+# %% [check]
+checks.check_study_plan(my_plan())
+
+# %% [markdown]
+# ## 3. Run it, and read the report
+#
+# `grpo-lab study run plan.toml` trains every (arm, seed) the plan names that has not finished, each in the
+# comparison directory of its setting, and `grpo-lab study report plan.toml` writes `REPORT.md`. The same two
+# steps from Python (the plan goes into a folder of its own):
+
+# %%
+study_dir = tmp / "my-study"
+study_dir.mkdir()
+(study_dir / "plan.toml").write_text(my_plan())
+plan = read_plan(study_dir / "plan.toml")
+out = run_study(plan, echo=lambda m: None)
+want, draw = build(study_dir / "plan.toml", root=study_dir)
+write_or_check(want, check=False, echo=lambda m: None)
+draw()
+study = Study.load(study_dir / "plan.toml")
+print(f"trained {len(out['trained'])} runs; complete: {study.complete}")
+display(Markdown(finding(study)))
+for line in held_out_line(study):
+    print(line)
+
+# %% [markdown]
+# Read it as a referee would, and check each point below:
+#
+# - **the verdict comes first**, and only for the planned comparisons, with the correction you chose;
+# - **each null is a bound**: "sign ahead by more than … and grpo ahead by more than … are excluded" is what a
+#   comparison that does not separate still says;
+# - **the overlap line** says whether the evaluation is held out: the tiny LM's arithmetic draws its test and
+#   training problems from one space, so some evaluation problems may sit in the training pool;
+# - **the manipulation check** says whether training moved pass@1 at all; at a few steps per run it may not have,
+#   and then a null between methods says little about them.
+
+# %%
+report = (study_dir / "REPORT.md").read_text()
+assert study.complete and len(out["trained"]) == sum(len(a.seeds) for a in plan.arms.values())
+assert "## What it found" in report and "planned comparisons separated" in report
+assert "are excluded" in report or "cannot tell" in report  # each null read as a bound (or seeds that agree exactly)
+assert "## Is the evaluation held out?" in report and ("**held-out**" in report or "**not held-out**" in report)
+assert "## Did the treatment take? (manipulation check)" in report
+widths = [r.hi - r.lo for r in study.planned if r.d is not None]
+print("interval widths of the planned comparisons:", [f"{w:.3f}" for w in widths])
+
+# %% [check]
+if widths:
+    checks.check_prediction(my_predicted_width(), widths[0], "exercise 12.1: the width of sign − grpo's interval",
+                            tol=max(0.02, widths[0] / 2), fraction=True, source="your study")
+
+# %% [exercise-md]
+# ### Open question 12.3 — what would you change before running it for real?
+# Your study ran in seconds and most likely separated nothing. Suppose you had two hours of the two cores. Which
+# one thing in the plan would you change first (seeds, steps, evaluation problems, learning rates, the measure),
+# and how would you decide it *before* the runs, from what this smoke study measured?
+
+# %% [answer]
+# The seeds, sized from this study's own spread: `grpo_lab.stats.seeds_needed` on the smoke runs' pass@1 says how
+# many seeds per method would separate a difference of a chosen size at Holm's strictest level (alpha divided by
+# the number of planned comparisons), and the per-run time this study measured says how many runs two hours hold.
+# If that count does not fit, change the question instead of the reading: fewer planned comparisons (one rate, the
+# one the question is about), or a difference you care about that is larger. More steps per run comes second: the
+# manipulation check says whether training moved pass@1 at all, and a study whose treatment did not take cannot
+# show an effect of it however many seeds it has. The evaluation size matters least here, because the seeds, not
+# the problems, carry most of the spread (lesson 10's bootstrap over problems against the interval over seeds).
+# Write the new plan, commit it, and only then run it.
