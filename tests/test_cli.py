@@ -219,3 +219,21 @@ def test_a_refused_compare_leaves_no_run_directory(tmp_path, capsys):
     assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo", "--seeds", "0", "--steps", "2",
                      "--no-progress", "--out", str(tmp_path)]) == 0
     assert len(list(tmp_path.iterdir())) == 1  # an accepted one keeps its directory
+
+
+def test_quick_with_a_real_model_uses_a_task_it_can_learn_and_its_token_budget(tmp_path, monkeypatch):
+    """Issue 50, item 6: --quick --policy smollm2 kept the tiny LM's arithmetic (SmolLM2 scores 0.025 there) and
+    SmolLM2's 256 new tokens: one run took 1,026 s and every group was all-fail. The real-model preset: single-digit
+    sums (about 0.6 of its groups of 4 degenerate at the start, so some carry a signal), 32 new tokens, 4 steps."""
+    import grpo_lab.compare as compare
+
+    seen = {}
+    monkeypatch.setattr(compare, "run_comparison", lambda out, conf, **kw: seen.setdefault("conf", conf))
+    assert cli.main(["compare", "--quick", "--policy", "smollm2", "--out", str(tmp_path), "--no-progress"]) in (0, None)
+    base = seen["conf"]["base"]
+    assert base.task == cli.QUICK_REAL["task"] and base.max_completion_length == 32 and base.steps == 4
+    assert base.lora_r == 16  # the policy's own defaults still apply where --quick sets nothing
+    seen.clear()
+    cli.main(["compare", "--quick", "--policy", "smollm2", "--task", "gym:chain_sum:min_terms=3,max_terms=3",
+              "--out", str(tmp_path), "--no-progress"])
+    assert seen["conf"]["base"].task.startswith("gym:chain_sum:min_terms=3")  # a task given is kept

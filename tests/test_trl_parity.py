@@ -63,3 +63,31 @@ def test_compute_advantages_grpo_equals_trl(tmp_path):
     assert first[:4].abs().sum() == 0 and first[4] > 1  # degenerate group idle; the lone success large
     # TRL's own starvation metric agrees with the batch: 2 of 4 groups have zero std in step 1
     assert trainer.state.log_history[0]["frac_reward_zero_std"] == pytest.approx(0.5)
+
+
+def test_the_cache_keyword_and_the_checkpointing_flag_are_read_in_either_form():
+    """Issue 50, item 5: transformers announces ``cache=`` for ``past_key_values=`` (5.40) and drops
+    ``is_gradient_checkpointing`` (6); grpo-lab reads whichever form the installed version has."""
+    import torch
+
+    from grpo_lab.trl import cache_keyword, checkpointing
+
+    class Old(torch.nn.Module):
+        def forward(self, input_ids=None, attention_mask=None, past_key_values=None, use_cache=None):
+            return input_ids
+
+    class New(torch.nn.Module):
+        def forward(self, input_ids=None, attention_mask=None, cache=None, use_cache=None):
+            return input_ids
+
+    assert cache_keyword(Old()) == "past_key_values" and cache_keyword(New()) == "cache"
+
+    class Layer(torch.nn.Module):
+        gradient_checkpointing = True
+
+    class Five(torch.nn.Module):
+        is_gradient_checkpointing = False
+
+    six = torch.nn.Sequential(Layer())  # no is_gradient_checkpointing: the modules' flags say it
+    assert checkpointing(six) is True and checkpointing(Five()) is False
+    assert checkpointing(torch.nn.Sequential(torch.nn.Linear(2, 2))) is False
