@@ -700,6 +700,11 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
         finally:
             lock.__exit__(None, None, None)
     if workers > 1 and worker is None:
+        from .generation import ENGINES
+
+        for engine in ENGINES.values():  # the start's evaluation may have started one: the workers start their own
+            if hasattr(engine, "close"):
+                engine.close()
         return _spawn(plan, shard, workers, echo)
     trained, done = [], []
     for name, seed in mine:
