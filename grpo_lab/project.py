@@ -9,6 +9,14 @@ hand. When the address is known, set it here ("owner/name"), run that script, an
 
 GITHUB_REPO: str | None = None  # "owner/name" on GitHub, once the public repository exists
 BRANCH = "main"
+# The torch releases the pinned GPU set (grpo_lab/requirements-gpu.txt) accepts: every unsloth release through
+# 2026.10.9 requires torch < 2.15. Lesson 06's install cell says what pip will do with Colab's own torch.
+GPU_TORCH_BELOW = (2, 15)
+
+
+def repo_url() -> str | None:
+    """The repository's git address (with its branch) for ``pip install git+...``; None while unset."""
+    return f"https://github.com/{GITHUB_REPO}@{BRANCH}" if GITHUB_REPO else None
 
 
 def colab_url(notebook_path: str) -> str | None:

@@ -573,12 +573,15 @@ def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, s
     known = factor is not None
     factor = factor if known else 10.0
     tokens = cfg.prompts_per_step * cfg.group_size * cfg.max_completion_length
-    train_s = (first + per_step * tokens / MEASURED_H100["tokens_per_step"] * max(cfg.steps - 1, 0)) * factor
+    # the first step's extra time is compilation (Unsloth's kernels: 205 of its 210 s), CPU work that a slower
+    # GPU does not stretch: added once, unscaled; the steps themselves scale with the GPU
+    warmup = max(first - per_step, 0.0)
+    train_s = warmup + per_step * tokens / MEASURED_H100["tokens_per_step"] * max(cfg.steps, 1) * factor
     n_eval = cfg.eval_problems or 1319
     eval_s = n_eval * (cfg.eval_samples + 1) * cfg.max_completion_length / MEASURED_H100["generate_tokens_per_s"]
     eval_s *= factor
     how = (f"extrapolated linearly in new tokens from one H100 measurement ({backend}: first step {first:.0f} s, "
-           f"then {per_step} s per {MEASURED_H100['tokens_per_step']} new tokens; generation "
+           f"its compilation added once, then {per_step} s per {MEASURED_H100['tokens_per_step']} new tokens; generation "
            f"{MEASURED_H100['generate_tokens_per_s']:.0f} tokens/s, an upper bound on completion length), "
            f"x{factor:g} for {gpu_name if known else 'an unknown GPU (assumed T4-like)'}")
     return train_s + eval_s, how

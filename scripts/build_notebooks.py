@@ -138,11 +138,66 @@ def solution(code: str) -> str:
                                                                                  "### END SOLUTION"))
 
 
+def gpu_install_cell() -> str:
+    """The first code cell of a GPU lesson (06): on Colab, install grpo-lab with its pinned GPU set from the URL of
+    the user's copy of the repository (``project.repo_url()`` once the public address is set) or from a wheel they
+    upload; say what pip will do with Colab's own torch, and that the runtime must restart. Self-contained: on
+    Colab grpo_lab is not importable before it runs. Elsewhere it does nothing."""
+    url = project.repo_url()
+    below = ".".join(map(str, project.GPU_TORCH_BELOW))
+    return (
+        "# On Colab: install grpo-lab and its pinned GPU set (Unsloth, TRL, transformers, ...). Elsewhere this cell\n"
+        "# does nothing (grpo-lab is installed already). grpo-lab comes from one of two places:\n"
+        "#   1. your copy of its repository: its git address here, or\n"
+        "#   2. a wheel uploaded to /content (Files panel): where you have the repository, `pip install build`\n"
+        "#      then `python -m build --wheel` writes dist/grpo_lab-<version>-py3-none-any.whl.\n"
+        f"GRPO_LAB_URL = {url!r}  # e.g. \"https://github.com/you/grpo-lab@main\"\n"
+        "import glob\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
+        "if \"google.colab\" in sys.modules:\n"
+        "    from importlib import metadata\n"
+        "\n"
+        "    try:  # run again after the restart: nothing to do\n"
+        "        print(f\"grpo-lab {metadata.version('grpo-lab')} is installed; if you have not restarted since, \"\n"
+        "              \"restart the runtime now (Runtime > Restart session)\")\n"
+        "        spec = None\n"
+        "    except metadata.PackageNotFoundError:\n"
+        "        spec = \"\"\n"
+        "if \"google.colab\" in sys.modules and spec is not None:\n"
+        "    wheels = sorted(glob.glob(\"/content/grpo_lab-*.whl\"))\n"
+        "    if wheels:\n"
+        "        spec = f\"grpo-lab[gpu] @ file://{wheels[-1]}\"\n"
+        "    elif GRPO_LAB_URL:\n"
+        "        spec = f\"grpo-lab[gpu] @ git+{GRPO_LAB_URL}\"\n"
+        "    else:\n"
+        "        raise RuntimeError(\"set GRPO_LAB_URL to your copy of grpo-lab (a git address), or upload a wheel \"\n"
+        "                           \"built with `python -m build --wheel` to /content, then run this cell again\")\n"
+        "    torch_now = metadata.version(\"torch\")\n"
+        f"    if tuple(int(x) for x in torch_now.split(\"+\")[0].split(\".\")[:2]) >= {project.GPU_TORCH_BELOW!r}:\n"
+        f"        print(f\"Colab has torch {{torch_now}}; the pinned set needs torch < {below}, so pip replaces it (Colab's \"\n"
+        "              \"torchvision and torchaudio will no longer match it: this lesson uses neither)\")\n"
+        "    else:\n"
+        f"        print(f\"Colab's torch {{torch_now}} fits the pinned set (torch < {below}): it stays\")\n"
+        "    print(f\"installing {spec} with the pinned GPU set: a few minutes\")\n"
+        "    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", spec], check=True)\n"
+        "    print(\"Installed. Now restart the runtime (Runtime > Restart session): the pinned transformers and TRL \"\n"
+        "          \"replace Colab's, and this Python still holds the old ones. Then run the notebook from the next cell.\")"
+    )
+
+
 def header(target: str, stem: str, title: str) -> list:
-    """The first cells: a badge and the Colab install cell, or (repository address unset) only a title line."""
+    """The first cells: a badge (once the public address is set) and the Colab install cell (a GPU lesson always
+    has one: from the user's copy or an uploaded wheel; the others once the address is set), or only a title."""
     path = f"{target}/{stem}.ipynb"
     gpu = stem in GPU_NOTEBOOKS
     kind = {"notebooks": "Lesson", "exercises": "Exercises", "solutions": "Solutions"}[target]
+    if gpu:
+        badge = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+                 f"({project.colab_url(path)})  \n" if project.colab_url(path) else "")
+        return [nbformat.v4.new_markdown_cell(f"{badge}*{kind}* — {title}"),
+                nbformat.v4.new_code_cell(gpu_install_cell())]
     if project.colab_url(path) is None:
         return [nbformat.v4.new_markdown_cell(f"*{kind}* — {title}")]
     badge = (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({project.colab_url(path)})"

@@ -29,12 +29,15 @@ def test_badges_and_colab_install_follow_the_repository_address():
         assert len(paths) >= 4, target
         for path in paths:
             nb = nbformat.read(path, as_version=4)
+            gpu = path.stem == "06_gsm8k_unsloth"  # a GPU lesson always has its install cell (issue 50)
             if project.GITHUB_REPO:
                 assert project.colab_url(f"{target}/{path.name}") in nb.cells[0].source
-                assert "google.colab" in nb.cells[1].source and project.pip_spec() in nb.cells[1].source
+                assert "google.colab" in nb.cells[1].source
+                assert (project.repo_url() if gpu else project.pip_spec()) in nb.cells[1].source
             else:
                 text = "".join(c.source for c in nb.cells)
-                assert "colab.research.google.com/github" not in text and "pip install -q" not in text
+                assert "colab.research.google.com/github" not in text
+                assert ("GRPO_LAB_URL = None" in nb.cells[1].source) if gpu else "pip install -q" not in text
     if project.GITHUB_REPO:
         assert project.colab_url("notebooks/01_bernoulli_bandit.ipynb") in readme
     else:
@@ -50,7 +53,65 @@ def test_setting_the_address_brings_badges_back(monkeypatch):
     spec.loader.exec_module(build)
     badge, install = build.header("notebooks", "06_gsm8k_unsloth", "06")
     assert "colab.research.google.com/github/someone/grpo-lab/blob/main/notebooks/06_gsm8k_unsloth.ipynb" in badge.source
-    assert "grpo-lab[gpu] @ git+https://github.com/someone/grpo-lab@main" in install.source
+    assert "GRPO_LAB_URL = 'https://github.com/someone/grpo-lab@main'" in install.source
+
+
+def _run_install_cell(source: str, content: Path, torch_version: str = "2.11.0+cu128", installed: bool = False):
+    """Lesson 06's install cell executed as on Colab (a stand-in google.colab module), with /content at
+    ``content`` and pip not run: the command it would run, and what it printed."""
+    import io
+    import subprocess
+    import types
+    from contextlib import redirect_stdout
+    from importlib import metadata
+
+    calls = []
+    real_version = metadata.version
+
+    def version(name):
+        if name == "torch":
+            return torch_version
+        if name == "grpo-lab" and not installed:
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    old_run, old_version = subprocess.run, metadata.version
+    sys.modules["google.colab"] = types.ModuleType("google.colab")
+    subprocess.run, metadata.version = (lambda cmd, check: calls.append(cmd)), version
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out):
+            exec(source.replace("/content", str(content)), {})
+    finally:
+        subprocess.run, metadata.version = old_run, old_version
+        del sys.modules["google.colab"]
+    return calls, out.getvalue()
+
+
+def test_lesson_06_installs_from_a_url_or_a_wheel_and_says_to_restart(tmp_path, monkeypatch):
+    """Issue 50, item 1: lesson 06 had no install path on Colab without a public address. Its first cell now
+    installs from the user's copy (GRPO_LAB_URL) or an uploaded wheel, says what pip will do with Colab's torch,
+    and asks for a restart; with neither it stops and says how; after the restart it does nothing."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    monkeypatch.setattr(project, "GITHUB_REPO", None)
+    cell = build.gpu_install_cell()
+    with pytest.raises(RuntimeError, match="set GRPO_LAB_URL to your copy of grpo-lab"):
+        _run_install_cell(cell, tmp_path)
+    wheel = tmp_path / "grpo_lab-0.1.0-py3-none-any.whl"
+    wheel.write_text("")
+    calls, said = _run_install_cell(cell, tmp_path)
+    assert calls == [[sys.executable, "-m", "pip", "install", "-q", f"grpo-lab[gpu] @ file://{wheel}"]]
+    assert "fits the pinned set" in said and "restart the runtime" in said
+    wheel.unlink()
+    calls, said = _run_install_cell(cell.replace("GRPO_LAB_URL = None", "GRPO_LAB_URL = 'https://x/y@main'"), tmp_path,
+                                    torch_version="2.16.0")
+    assert calls[0][-1] == "grpo-lab[gpu] @ git+https://x/y@main" and "so pip replaces it" in said
+    calls, said = _run_install_cell(cell, tmp_path, installed=True)
+    assert calls == [] and "is installed" in said
 
 
 def _stub_problems():

@@ -51,8 +51,21 @@ def test_fast_inference_refused_where_it_cannot_work(backend, vllm, message):
         use_fast_inference(True, backend, vllm)
 
 
+def test_the_default_fits_a_free_t4_and_the_paper_sized_run_does_not():
+    """Issue 50, item 2: lesson 06 said a free T4 was enough for a default the package's own estimate put at 64 h;
+    the default is now sized to about an hour there, and the paper-sized preset says what it needs."""
+    from grpo_lab.config import gsm8k_paper_config
+
+    for backend in ("unsloth", "transformers"):
+        assert rough_runtime(gsm8k_config(), backend, "Tesla T4")[0] / 3600 < 1.2
+        assert rough_runtime(gsm8k_paper_config(), backend, "Tesla T4")[0] / 3600 > 20
+        assert rough_runtime(gsm8k_paper_config(), backend, "NVIDIA H100")[0] / 3600 < 8
+
+
 def test_rough_runtime_scales_and_says_how():
-    cfg = gsm8k_config()
+    from grpo_lab.config import gsm8k_paper_config
+
+    cfg = gsm8k_paper_config()
     h100, how = rough_runtime(cfg, "unsloth", "NVIDIA H100 80GB HBM3")
     t4, _ = rough_runtime(cfg, "unsloth", "Tesla T4")
     half, _ = rough_runtime(replace(cfg, steps=cfg.steps // 2, eval_problems=100), "unsloth", "NVIDIA H100")

@@ -58,14 +58,14 @@ def headline(study) -> str:
     signs = {np.sign(r.d) for r in rows if r.d}
     lr = ("the learning rate changes which is ahead (the plan's test: the sign of the difference changes between "
           "rates, one separated)" if len(signs) > 1 and any(r.apart for r in rows) else
-          "no evidence that the learning rate changes the comparison (the plan's test, a sign change between rates "
-          "with one separated, had little power at these intervals)")
+          "no evidence that the learning rate changes it (the plan's test, a sign change between rates with one "
+          "separated, had little power)")
     collapsed = [r.spec.label.split(" at ")[1] for r in rows
                  if all(not (m.lo > 0) for name, _, m in study.manipulation() if name in (r.spec.a, r.spec.b))]
     return (f"{verdict} after 1,024 training completions; {lr}. The largest Sign advantage these runs leave open is "
             + ", ".join(f"{r.hi:+.3f} at {r.spec.label.split(' at ')[1]}" for r in rows) + " (95% per comparison)"
-            + (f"; at {' and '.join(collapsed)} neither method moved from its start (both collapsed), so that rate "
-               "says nothing about the estimators" if collapsed else "") + ".")
+            + (f"; at {' and '.join(collapsed)} both collapsed, so that rate says nothing about the estimators"
+               if collapsed else "") + ".")
 
 
 def readings(study) -> dict:
