@@ -203,7 +203,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
     n_seeds = min(len(runs) for runs in results.values())
     budget = f"budget {base.budget_completions} completions" if base.budget_completions else f"{base.steps} steps"
     setting = (f"{base.policy}, {base.task}, lr {base.learning_rate:g}, G={G}, {budget}, "
-               f"{n_seeds} seed{'s' if n_seeds > 1 else ''}")
+               f"{n_seeds} " + ("seeds" if n_seeds > 1 else "seed"))
     steps_min = min(len(h) for hs in histories.values() for h in hs)
     window = max(1, min(10, steps_min // 4))  # never longer than a quarter of the shortest run
     smooth = f"moving average over {window} steps" if window > 1 else "per step, not smoothed"

@@ -1463,7 +1463,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     md += ["## Deviations from the plan", ""]
     dev = [f"- {d}" for d in [*p.deviations, *(extra_deviations or [])]] + \
         [f"- (detected) {d}" for d in study.detected_deviations()] + [f"{GIT_LINE}{d}" for d in git_history(p)]
-    missing = [f"{n} seed{'s' if len(a.missing) > 1 else ''} {', '.join(map(str, a.missing))}"
+    missing = [f"{n} " + ("seeds " if len(a.missing) > 1 else "seed ") + ", ".join(map(str, a.missing))
                for n, a in study.data.items() if a.missing]
     if missing:
         dev.append("- (detected) Not finished: " + "; ".join(missing) + ".")

@@ -176,7 +176,7 @@ def study_verdicts() -> str:
             words.append(f"{m} {fmt_ci(g[m])} ({up})")
         apart = [f"{a} above {b}" for a in g for b in g if a != b and separated(g[a], g[b]) == "a"]
         line = (f"- **SmolLM2, lr {('%.0e' % lr).replace('e-0', 'e-')}, {base.steps} steps of {base.prompts_per_step} "
-                f"prompts × G = {base.group_size}, {'/'.join(map(str, n))} seed{'s' if max(n) > 1 else ''}{state}**: "
+                f"prompts × G = {base.group_size}, {'/'.join(map(str, n))} {'seeds' if max(n) > 1 else 'seed'}{state}**: "
                 "greedy accuracy "
                 f"{start['greedy']:.3f} → " + ", ".join(words) + "; pass@1 " + f"{start['pass_at_k']['1']:.3f} → "
                 + ", ".join(f"{m} {fmt_ci(v)}" for m, v in p1.items())
