@@ -15,10 +15,10 @@ LAYERS = [
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
     {"starvation", "sampling", "config", "policy", "generation"},
     {"simulator", "trl", "viz", "verl"},
-    {"runner", "diagnose", "widgets", "checks", "report"},
+    {"runner", "diagnose", "widgets", "report"},
     {"compare", "profile"},
     {"study"},
-    {"cli"},
+    {"cli", "checks"},
     {""},  # the package itself
 ]
 LAYER = {m: i for i, layer in enumerate(LAYERS) for m in layer}
