@@ -305,7 +305,9 @@ def sampled_batch(trainer, inputs):
     loss_mask = batch["completion_mask"] if "tool_mask" not in batch else batch["completion_mask"] * batch["tool_mask"]
     device = trainer.accelerator.device
     local = {k: v[rank * n_local:(rank + 1) * n_local].to(device) for k, v in batch.items()}
-    local["num_items_in_batch"] = loss_mask.sum().to(device)
+    # at least 1: a skipped step masks every row, and TRL 1.8 (our floor) divides the dapo/cispo loss by this count
+    # unclamped (0/0: a NaN gradient that poisons the weights; found by noxfile.py's floor session; 1.16 clamps)
+    local["num_items_in_batch"] = loss_mask.sum().clamp(min=1).to(device)
     trainer.last_rewards = torch.cat(rewards)[idx]  # the batch always holds n_groups groups (kept + padding)
     trainer.last_advantages = batch["advantages"].float()
     short = rule.refills and int(f.keep.sum()) < n_groups
