@@ -680,31 +680,32 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     under the directory's lock; each run is trained under a lock of its own, so shards and workers on a shared
     filesystem never train one run twice. A run is never trained with settings other than its arm's: a directory
     of other settings is refused, naming the fields. ``workers`` > 1 starts that many local processes (one torch
-    thread each unless the plan sets ``threads``), each a slice of this shard."""
+    thread each unless the plan sets ``threads``); this process only checks the directories and waits, holding no
+    model. Worker ``w`` of ``n`` trains every ``n``-th run from the ``w``-th first, then sweeps the shard's other
+    runs, skipping those another process holds: a worker that dies (out of memory, say) leaves its runs to the
+    others, and an interrupted run starts over."""
     mine = shard_units(plan, shard)
     if worker is not None:
-        mine = [u for i, u in enumerate(mine) if i % worker[1] == worker[0] - 1]
+        w, n = worker
+        mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
     groups: dict[Path, list] = {}
     for name, _ in mine:
         arm = plan.arms[name]
         d = train_dir(plan, arm).resolve()
         if arm not in groups.setdefault(d, []):
             groups[d].append(arm)
+    spawning = workers > 1 and worker is None
     prepared = {}
     for d, arms in groups.items():
         lock = _wait_lock(d, echo)
         try:
             conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
-            _share_start(plan, d, conf, echo)
-            prepared[d] = (conf, *prepare(d, conf, echo))
+            if not spawning:  # the start's evaluation loads the model: the workers do it, not the parent
+                _share_start(plan, d, conf, echo)
+                prepared[d] = (conf, *prepare(d, conf, echo))
         finally:
             lock.__exit__(None, None, None)
-    if workers > 1 and worker is None:
-        from .generation import ENGINES
-
-        for engine in ENGINES.values():  # the start's evaluation may have started one: the workers start their own
-            if hasattr(engine, "close"):
-                engine.close()
+    if spawning:
         return _spawn(plan, shard, workers, echo)
     trained, done = [], []
     for name, seed in mine:

@@ -566,3 +566,83 @@ def test_directories_that_evaluate_the_same_start_share_it(tmp_path, capsys):
     assert len(starts) == 2 and "copied from" in out
     a, b = (json.loads(p.read_text()) for p in starts)
     assert {k: v for k, v in a.items() if k != "copied_from"} == {k: v for k, v in b.items() if k != "copied_from"}
+
+
+def _four_run_plan(tmp_path) -> Path:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(analysis="", comparison="").replace("seeds = [0, 1, 2]", "seeds = [0, 1]"))
+    return plan
+
+
+def test_a_worker_trains_its_slice_first_then_the_runs_no_one_else_did(tmp_path):
+    """Issue 47 (found in study 3, when one of two workers was killed for memory): worker 2 of 2 alone trains its
+    own slice first, then sweeps the others' runs, so a dead worker's runs are not left undone."""
+    from grpo_lab.study import run_study
+
+    plan = read_plan(_four_run_plan(tmp_path))
+    said = []
+    out = run_study(plan, worker=(2, 2), echo=said.append)
+    order = [m.split(" in ")[0].removeprefix("training ") for m in said if m.startswith("training ")]
+    slice2 = [f"{name} seed {seed}" for name, seed in shard_units(plan)[1::2]]
+    assert order[:len(slice2)] == slice2 and len(order) == len(units(plan)) == 4
+    assert sorted(out["trained"]) == sorted(order)
+
+
+def test_a_run_held_by_another_process_is_skipped_and_a_dead_ones_lock_is_taken(tmp_path):
+    """A run another live process holds is skipped; once that process is killed (its lock file left behind, as
+    after an out-of-memory kill), the next study run trains it from the start."""
+    import multiprocessing as mp
+    import os
+    import signal
+
+    from grpo_lab.io import run_name
+    from grpo_lab.study import run_study, train_dir
+
+    plan = read_plan(_four_run_plan(tmp_path))
+    name, seed = units(plan)[0]
+    arm = plan.arms[name]
+    lock_dir = train_dir(plan, arm) / "locks" / run_name(arm.method, seed)
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    owner = ctx.Process(target=_hold_lock, args=(str(lock_dir), ready))
+    owner.start()
+    try:
+        assert ready.wait(60)
+        said = []
+        out = run_study(plan, echo=said.append)
+        assert any(f"{name} seed {seed}: another process is training it" in m for m in said)
+        assert len(out["trained"]) == 3 and f"{name} seed {seed}" not in out["trained"]
+    finally:
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.join(30)
+    assert (lock_dir / ".lock").is_file()  # left behind by the killed owner
+    out = run_study(plan, echo=lambda m: None)
+    assert out["trained"] == [f"{name} seed {seed}"] and len(out["finished"]) == 3
+
+
+def _hold_lock(lock_dir, ready):
+    import time
+
+    from grpo_lab.io import DirLock
+
+    with DirLock(Path(lock_dir)):
+        ready.set()
+        time.sleep(600)
+
+
+def test_with_workers_the_parent_loads_no_model(tmp_path, monkeypatch):
+    """The start's evaluation loads the model: with --workers the workers do it, and the parent only checks the
+    directories and waits (in study 3 an idle parent held 3.4 GB for the whole study)."""
+    from grpo_lab import study
+
+    plan = read_plan(_four_run_plan(tmp_path))
+
+    def refuse(*a, **k):
+        raise AssertionError("the parent evaluated the start")
+
+    monkeypatch.setattr(study, "prepare", refuse)
+    monkeypatch.setattr(study, "_share_start", refuse)
+    spawned = []
+    monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo: spawned.append(workers) or {})
+    study.run_study(plan, workers=2, echo=lambda m: None)
+    assert spawned == [2] and (tmp_path / "runs" / "base" / "config.json").is_file()
