@@ -51,6 +51,24 @@ def test_a_sampled_answer_to_a_real_problem_is_graded(smollm2):
     assert grade(f"so the total is\n#### {problems[0].answer}", problems[0])  # the grader reads the format asked for
 
 
+def test_the_quick_real_preset_gives_some_groups_a_signal(smollm2):
+    """Issue 50, item 6: `compare --quick --policy smollm2` trains on a task where SmolLM2's groups are neither all
+    right nor all wrong, within the preset's token budget (the tiny LM's task gave every group all-fail)."""
+    from grpo_lab.cli import QUICK_REAL
+    from grpo_lab.policy import sample_completions
+    from grpo_lab.runner import as_prompted
+    from grpo_lab.tasks import grade, make_problems, system_prompt
+
+    model, tok, _ = smollm2
+    task = QUICK_REAL["task"]
+    problems = as_prompted(tok, make_problems(task, 8, seed=0, split="train"), system_prompt(task))
+    comps = sample_completions(model, tok, [p.prompt for p in problems], 4,
+                               max_new_tokens=QUICK_REAL["max_completion_length"], seed=0)
+    groups = [[grade(c, p) for c in cs] for cs, p in zip(comps, problems)]
+    informative = sum(0 < sum(g) < len(g) for g in groups)
+    assert informative >= 1, f"every group of the quick preset's task is degenerate: {groups}"
+
+
 def test_two_grpo_steps_with_lora_train_the_real_model(tmp_path):
     from grpo_lab.config import RunConfig
     from grpo_lab.runner import train
