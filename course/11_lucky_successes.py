@@ -177,8 +177,10 @@ else:
 #
 # Arms (4 seeds each, the plan's): grpo, drgrpo, grpo+drop and sign trained on three-term sums, and a
 # control, grpo trained on single-digit sums. Shared: SmolLM2 with LoRA r = 16, lr 1e-4, 48 steps of
-# 4 prompts × G = 4, 32 new tokens, vLLM rollouts. **Primary measure**: pass@1 on 150 held-out
-# single-digit sums (4 samples each), after training minus before. The five planned comparisons are read
+# 4 prompts × G = 4, 32 new tokens, vLLM rollouts. **Primary measure**: pass@1 on 150 single-digit sums
+# (4 samples each), after training minus before; held out for the four arms trained on three-term sums (none of
+# those problems is in their training pool: the report computes the overlap), not for the control, which trains
+# on single-digit sums. The five planned comparisons are read
 # with Holm's correction once every arm has its 4 seeds. A comparison with the start carries the start's own
 # sampling error (`grpo_lab.stats.change_ci`): the start is one evaluation of 600 sampled completions, not an
 # exact value, and its error (about ±0.027 at 95%) is as wide as the seeds' intervals.
