@@ -623,28 +623,31 @@ def check_seeds_needed(fn) -> None:
 
 # --------------------------------------------------------------------------- lesson 12: a study's plan
 
-def check_study_plan(text, most_runs: int = 24, most_steps: int = 8) -> None:
-    """Exercise 12.2: ``text`` is a plan file (TOML) for a small study of the tiny LM that ``grpo-lab study`` can
-    read: at least two methods, at least two learning rates, at least three seeds, a primary measure and a
-    correction, and small enough to run in this lesson (at most ``most_runs`` runs of at most ``most_steps``
-    steps). Any valid plan passes; a plan the study engine refuses fails with the engine's own message (no primary
-    measure, a comparison that names no arm, a verdict asked of an exploratory reading, an unknown field, ...)."""
+def check_study_plan(plan, most_runs: int = 24, most_steps: int = 8) -> None:
+    """Exercise 12.2: ``plan`` (a function returning the text, or the text) is a plan file (TOML) for a small study
+    of the tiny LM that ``grpo-lab study`` can read: at least two methods, at least two learning rates, at least
+    three seeds, a primary measure and a correction, and small enough to run in this lesson (at most ``most_runs``
+    runs of at most ``most_steps`` steps). Any valid plan passes; a plan the study engine refuses fails with the
+    engine's own message (no primary measure, a comparison that names no arm, a verdict asked of an exploratory
+    reading, an unknown field, ...). A function that passes is the one lesson 12's run cell uses."""
     import tempfile
     from pathlib import Path
 
     from .study import PlanError, read_plan
 
+    PASSED.pop("study plan", None)  # a failed check leaves no earlier pass behind
+    text = plan() if callable(plan) else plan
     if not isinstance(text, str) or not text.strip():
         raise AssertionError("exercise 12.2: return the plan file's text (a TOML string)")
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "plan.toml"
         path.write_text(text)
         try:
-            plan = read_plan(path)
+            parsed = read_plan(path)
         except PlanError as e:
             raise AssertionError(f"the study engine refuses this plan: {str(e).replace(str(path), 'plan.toml')}") \
                 from None
-    arms = plan.arms.values()
+    arms = parsed.arms.values()
     methods = {a.method for a in arms}
     rates = {a.config.learning_rate for a in arms}
     runs = sum(len(a.seeds) for a in arms)
@@ -660,10 +663,12 @@ def check_study_plan(text, most_runs: int = 24, most_steps: int = 8) -> None:
     if runs > most_runs or max(a.config.steps for a in arms) > most_steps:
         problems.append(f"keep it small enough to run here: at most {most_runs} runs of at most {most_steps} steps "
                         f"(the plan has {runs} runs, up to {max(a.config.steps for a in arms)} steps)")
-    if plan.correction == "none" and len(plan.comparisons) > 1:
+    if parsed.correction == "none" and len(parsed.comparisons) > 1:
         problems.append("with more than one planned comparison, correct for multiplicity (correction = \"holm\")")
     if problems:
         raise AssertionError("exercise 12.2: the plan is valid, but " + "; ".join(problems))
-    print(f"✓ the study engine reads your plan: {len(plan.arms)} arms ({', '.join(sorted(methods))} at "
-          f"{', '.join(f'{r:g}' for r in sorted(rates))}), {runs} runs, primary measure {plan.primary.text}, "
-          f"{len(plan.comparisons)} planned comparison(s), correction {plan.correction}")
+    if callable(plan):
+        PASSED["study plan"] = plan
+    print(f"✓ the study engine reads your plan: {len(parsed.arms)} arms ({', '.join(sorted(methods))} at "
+          f"{', '.join(f'{r:g}' for r in sorted(rates))}), {runs} runs, primary measure {parsed.primary.text}, "
+          f"{len(parsed.comparisons)} planned comparison(s), correction {parsed.correction}")

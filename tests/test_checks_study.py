@@ -164,11 +164,29 @@ BY_RATE = "".join(f'\n[[comparisons]]\na = "sign-{r}"\nb = "grpo-{r}"\n' for r i
 POOLED = '\n[[comparisons]]\na = "sign-high"\nb = "grpo-high"\n\n[[comparisons]]\na = "sign-low"\nb = "start"\n'
 
 
+def test_the_lessons_own_plan_passes_the_check():
+    from importlib import resources
+
+    checks.check_study_plan((resources.files("grpo_lab") / "data" / "lesson12_plan.toml").read_text())
+
+
 def test_study_plan_check():
     with pytest.raises(AssertionError, match="TOML string"):
         checks.check_study_plan(None)
     good = PLAN.format(arms=FOUR_ARMS, comparisons=BY_RATE)
     checks.check_study_plan(good)
+
+    def my_plan():
+        return good
+
+    checks.check_study_plan(my_plan)  # the function, as the lesson's check cell passes it: the run cell uses it
+    assert checks.student_function({"my_plan": my_plan}, "my_plan", lambda f: f(), "study plan") is my_plan
+    with pytest.raises(NotImplementedError):
+        checks.check_study_plan(stub)
+    with pytest.raises(AssertionError):
+        checks.check_study_plan(lambda: good.replace("seeds = [0, 1, 2]", "seeds = [0, 1]"))
+    with pytest.raises(AssertionError, match="has not passed its check"):  # a failed check leaves no pass behind
+        checks.student_function({"my_plan": my_plan}, "my_plan", lambda f: f(), "study plan")
     checks.check_study_plan(PLAN.format(arms=FOUR_ARMS, comparisons=POOLED))  # another right set of comparisons
     with pytest.raises(AssertionError, match="refuses this plan.*primary"):
         checks.check_study_plan(good.replace('primary = "pass@1"', 'secondary = ["greedy"]'))
