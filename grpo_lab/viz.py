@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .advantages import ESTIMATORS, compute_advantages
@@ -698,9 +699,10 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
     if start is not None:
         value, se = start
         ax.axhline(value, color="0.3", ls=":", lw=1.2)
+        handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="the start"))
         if se:
             ax.axhspan(value - 1.96 * se, value + 1.96 * se, color="0.5", alpha=0.15, lw=0)
-        handles.append(Patch(color="0.5", alpha=0.3, label="the start, ± 1.96 × its sampling s.e."))
+            handles.append(Patch(color="0.5", alpha=0.3, label="the start ± 1.96 × its sampling s.e."))
         shown += [value - 1.96 * (se or 0), value + 1.96 * (se or 0)]
     limits = _fit(shown)
     if limits:

@@ -589,14 +589,17 @@ def execute(path: Path, src: Path) -> float:
     return seconds
 
 
-def _run_time(src) -> str:
-    """How long the committed lesson took to execute, from its metadata (written by --execute)."""
+def _run_time(src, short: bool = False) -> str:
+    """How long the committed lesson took to execute, from its metadata (written by --execute); ``short``: the
+    README's form ("42 s, busy, 2026-11-26": the README says the cores were two)."""
     path = ROOT / "notebooks" / f"{src.stem}.ipynb"
     meta = nbformat.read(path, as_version=4).metadata.get("grpo_lab", {}) if path.is_file() else {}
     if "seconds" not in meta:
         return "not executed yet"
     load = meta.get("busy_cores")  # "busy": other work kept half a core or more busy just before it started
     busy = " busy" if load is not None and load >= 0.5 else ""
+    if short:
+        return f"{meta['seconds']} s,{busy + ',' if busy else ''} {meta['executed']}"
     cores = f" on {meta['cores']}{busy} cores" if meta.get("cores") else ""
     return f"{meta['seconds']} s{cores} ({meta['executed']})"
 
@@ -616,7 +619,7 @@ def readme_table(sources) -> str:
             links.append(f"[{_short_title(src) if target == 'notebooks' else target[:-1]}]({path}){badge}")
         entry = objectives(src.stem)
         rows.append(f"| {src.stem[:2]} | {links[0]} | " + "; ".join(entry["objectives"])
-                    + f" | {entry['time']} (executes in {_run_time(src)}) | " + " | ".join(links[1:]) + " |")
+                    + f" | {entry['time']} ({_run_time(src, short=True)}) | " + " | ".join(links[1:]) + " |")
     return "\n".join(rows)
 
 

@@ -161,3 +161,19 @@ def test_a_sweep_shows_two_bars_where_two_methods_have_the_same_value():
     x0, x1 = (c.lines[0].get_xdata() for c in ax.containers)  # the two errorbar series, in order
     assert x0[0] != x1[0] and abs(np.log10(x0[0] / x1[0])) < 0.1  # apart, and still at the same setting
     assert list(ax.get_xticks()) == xs
+
+
+def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
+    arms = {"grpo": [0.70, 0.72, 0.68], "sign": [0.66, 0.69, 0.71]}
+    for se, band in ((0.01, True), (None, False), (0.0, False)):
+        fig = viz.arms_per_seed(arms, ylabel="pass@1", start=(0.65, se), title="t")
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "the start" in labels
+        assert any("sampling s.e." in t for t in labels) is band, labels
+        assert (len(ax.patches) > 0) is band  # the band is drawn exactly where the legend names it
+        lo, hi = ax.get_ylim()
+        assert lo > 0.5 and hi < 0.85  # fitted to the seeds and the start, not to [0, 1]
+    fig = viz.arms_per_seed(arms, ylabel="pass@1", title="t")
+    colours = {ln.get_color() for ln in fig.axes[0].lines if ln.get_marker() == "o"}
+    assert len(colours) == 2  # one colour per arm
