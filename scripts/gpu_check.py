@@ -1,7 +1,9 @@
 """GPU check helpers for scripts/gpu_check.sh (issue 12): a stand-in model, and a timed notebook-06 run.
 
     python scripts/gpu_check.py make DIR [--layers 24 --hidden 896]   # random-weight Qwen2 + char tokenizer
-    python scripts/gpu_check.py run DIR --backend unsloth|transformers [--steps 20 --maxlen 64]
+    python scripts/gpu_check.py run DIR --backend unsloth|transformers [--steps 20 --maxlen 64 --no-compile]
+    python scripts/gpu_check.py canary DIR --backend unsloth|transformers [--steps 4]
+    python scripts/gpu_check.py convert GGUF DIR      # the real model (SmolLM2's GGUF) as a model directory
 
 ``make`` builds a Qwen2-architecture causal LM with random weights (about 0.5B parameters by default:
 the shape of Qwen2.5-0.5B) and grpo-lab's character tokenizer with a ChatML chat template, saved
@@ -12,6 +14,16 @@ mean the rewards are almost always 0, so grpo must give a zero gradient norm and
 notebook 06's code path, smoke data) and prints one ``STEP`` line per optimizer step (wall-clock
 seconds, CUDA synchronised) and a final ``RESULT`` JSON line with the first-step time, the
 median of the later steps, the evaluation time and the peak GPU memory.
+
+``canary`` (issue 46) catches a generation path that ignores the LoRA adapter (met with Unsloth's
+``fast_inference`` and newer TRL: rollouts silently from the base model). It trains a few steps with
+the sign advantage (which moves the weights even when every reward is 0), then on fixed prompts
+compares greedy completions of the trained model as the trainer holds it with (a) the same model
+with its adapter disabled: they must differ, else generation does not see the training; and (b) the
+argmax of the model's own forward pass over those completions (the weights the loss is computed
+with): they must agree, near-ties (top-2 logit margin < 0.05, 0.5 in 16-bit) aside. It prints a
+``CANARY`` JSON line and exits 1 when generation ignores the adapter, 2 when the adapter changed no
+greedy token (no power: train longer or at a larger rate).
 """
 
 from __future__ import annotations
@@ -47,10 +59,20 @@ def make(path: Path, layers: int, hidden: int) -> None:
     print(f"stand-in model: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M parameters -> {path}")
 
 
-def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_problems: int) -> None:
+def _unsloth_first(compile: bool, cache: str | None) -> None:
+    """Unsloth's compile settings are read when it is imported: set them, then import it before trl."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from grpo_lab.policy import apply_unsloth_environment, unsloth_environment
+
+    apply_unsloth_environment(unsloth_environment(compile, cache))
+    import unsloth  # noqa: F401  (first, so that it patches trl)
+
+
+def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_problems: int,
+        compile: bool = True, cache: str | None = None) -> None:
     t_start = time.perf_counter()
     if backend == "unsloth":
-        import unsloth  # noqa: F401  (first, so that it patches trl)
+        _unsloth_first(compile, cache)
     import torch
     from transformers import TrainerCallback
 
@@ -72,12 +94,14 @@ def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_
 
     cfg = RunConfig(policy=str(path), task="gsm8k", smoke=True, backend=backend, estimator=estimator, steps=steps,
                     group_size=4, prompts_per_step=4, max_completion_length=maxlen, train_problems=64,
-                    eval_problems=eval_problems, eval_samples=8, learning_rate=5e-6, lora_r=16, lora_alpha=32)
+                    eval_problems=eval_problems, eval_samples=8, learning_rate=5e-6, lora_r=16, lora_alpha=32,
+                    unsloth_compile=compile, unsloth_cache=cache)
     res = train(cfg, callbacks=[Stamp()])
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
     later = sorted(gaps[1:])
     print("RESULT " + json.dumps(dict(
         backend=res["backend"], why=res["backend_why"], device=res["device"], estimator=estimator, steps=steps,
+        compile=compile, cache=cache, dtype=res.get("dtype"), trainer_settings=res.get("trainer_settings"),
         new_tokens_per_step=4 * 4 * maxlen, first_step_s=round(gaps[0], 1) if gaps else None,
         median_later_step_s=round(later[len(later) // 2], 2) if later else None,
         eval_problems=eval_problems, eval_samples=8, eval_s=round(res.get("eval_seconds", float("nan")), 1),
@@ -87,10 +111,88 @@ def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_
         wall_from_import_s=round(time.perf_counter() - t_start, 1))), flush=True)
 
 
+def _greedy(model, tok, prompt: str, n: int) -> list[int]:
+    import torch
+
+    ids = tok(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
+    with torch.no_grad():
+        out = model.generate(**ids, max_new_tokens=n, do_sample=False, pad_token_id=tok.pad_token_id)
+    return out[0, ids["input_ids"].shape[1]:].tolist()
+
+
+def _forward_agreement(model, tok, prompt: str, completion: list[int], tie: float) -> tuple[int, int]:
+    """(positions where the forward pass's argmax differs from the generated token, positions compared),
+    near-ties (top-2 logit margin < ``tie``) not compared."""
+    import torch
+
+    p = tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"][0].tolist()
+    ids = torch.tensor([p + completion], device=model.device)
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, len(p) - 1:-1].float()
+    top2 = logits.topk(2, dim=-1).values
+    clear = (top2[:, 0] - top2[:, 1]) >= tie
+    differ = (logits.argmax(-1) != torch.tensor(completion, device=logits.device)) & clear
+    return int(differ.sum()), int(clear.sum())
+
+
+def check_generation(model, tok, texts: list[str], new_tokens: int = 24) -> dict:
+    """The canary's reading on a LoRA model: greedy completions of ``model`` as it is (the adapter on), of the same
+    model with the adapter disabled, and whether the first agree with the argmax of ``model``'s own forward pass.
+    ``ok`` is True (generation sees the adapter), False (it does not: a completion differs from what the adapted
+    forward pass picks), or None (the adapter changed no greedy token, so the check has no power)."""
+    import torch
+
+    model.eval()
+    trained = [_greedy(model, tok, t, new_tokens) for t in texts]
+    with model.disable_adapter():
+        base = [_greedy(model, tok, t, new_tokens) for t in texts]
+    # generation with a KV cache and one full forward pass round differently: by ~1e-5 in float32, by up to a few
+    # tenths of a logit in bfloat16/float16, so a near-tie may flip; positions with a clear winner must agree
+    tie = 0.05 if next(model.parameters()).dtype == torch.float32 else 0.5
+    agree = [_forward_agreement(model, tok, t, c, tie) for t, c in zip(texts, trained) if c]
+    differ, compared = sum(a for a, _ in agree), sum(b for _, b in agree)
+    changed = sum(a != b for a, b in zip(trained, base))
+    ok = False if differ or not compared else (True if changed else None)
+    return dict(dtype=str(next(model.parameters()).dtype), tie_margin=tie, prompts=len(texts),
+                greedy_changed_by_lora=changed, forward_positions_compared=compared, forward_argmax_differs=differ,
+                ok=ok)
+
+
+def canary(path: Path, backend: str, steps: int, lr: float = 2e-3, new_tokens: int = 24, prompts: int = 4):
+    import os
+
+    os.environ["UNSLOTH_RETURN_LOGITS"] = "1"  # Unsloth's training forward returns no logits otherwise
+    if backend == "unsloth":
+        _unsloth_first(False, None)
+    from grpo_lab.config import RunConfig
+    from grpo_lab.runner import as_prompted, eval_problems, system_prompt, train
+
+    cfg = RunConfig(policy=str(path), task="gsm8k", smoke=True, backend=backend, estimator="sign", steps=steps,
+                    group_size=4, prompts_per_step=4, max_completion_length=32, train_problems=64,
+                    eval_problems=prompts, eval_samples=1, learning_rate=lr, lora_r=16, lora_alpha=32,
+                    unsloth_compile=False)
+    res = train(cfg, return_model=True, evaluate_after=False)
+    model, tok = res["model"], res["tokenizer"]
+    texts = [p.prompt for p in as_prompted(tok, eval_problems(cfg)[:prompts], system_prompt(cfg))]
+    out = dict(backend=res["backend"], device=res["device"], steps=res["steps_done"],
+               **check_generation(model, tok, texts, new_tokens))
+    print("CANARY " + json.dumps(out), flush=True)
+    return out["ok"]
+
+
+def convert(gguf: Path, out: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from grpo_lab.policy import SMOLLM2, convert_gguf
+
+    print(f"converted: {convert_gguf(gguf, out, SMOLLM2['sha256'])}", flush=True)
+
+
 def main(argv=None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cmd", choices=("make", "run"))
+    ap.add_argument("cmd", choices=("make", "run", "canary", "convert"))
     ap.add_argument("path", type=Path)
+    ap.add_argument("out", type=Path, nargs="?", help="convert: the model directory to write")
     ap.add_argument("--layers", type=int, default=24)
     ap.add_argument("--hidden", type=int, default=896)
     ap.add_argument("--backend", default="unsloth", choices=("unsloth", "transformers"))
@@ -98,11 +200,21 @@ def main(argv=None) -> int:
     ap.add_argument("--maxlen", type=int, default=64)
     ap.add_argument("--estimator", default="grpo")
     ap.add_argument("--eval-problems", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=2e-3, help="canary: the learning rate (large, so the adapter moves)")
+    ap.add_argument("--no-compile", action="store_true", help="Unsloth: skip compilation (unsloth_compile=False)")
+    ap.add_argument("--cache", default=None, help="Unsloth: a compile-cache directory shared between processes")
     a = ap.parse_args(argv)
     if a.cmd == "make":
         make(a.path, a.layers, a.hidden)
+    elif a.cmd == "convert":
+        if a.out is None:
+            ap.error("convert needs GGUF and DIR")
+        convert(a.path, a.out)
+    elif a.cmd == "canary":
+        ok = canary(a.path, a.backend, a.steps, a.lr)
+        return 0 if ok else 2 if ok is None else 1  # 2: no power (the adapter moved no greedy token)
     else:
-        run(a.path, a.backend, a.steps, a.maxlen, a.estimator, a.eval_problems)
+        run(a.path, a.backend, a.steps, a.maxlen, a.estimator, a.eval_problems, not a.no_compile, a.cache)
     return 0
 
 

@@ -96,13 +96,14 @@ def test_the_tiny_lm_records_its_dtype_and_a_resume_under_another_is_refused(tmp
     conf = write_config(out, ["grpo"], [0], base)
     conf["base"] = base
     run_comparison(out, conf, progress=False, echo=lambda m: None)
-    res = json.loads((out / "results" / "grpo-seed0.json").read_text())
-    assert res["dtype"] == "float32" and res["dtype_why"] and res["trainer_settings"]["model_dtype"] == "float32"
-    assert json.loads((out / "config.json").read_text())["trainer_settings"]["model_dtype"] == "float32"
-    assert "| weights' dtype | float32" in (out / "report.md").read_text()
-    # the machine now resolves the run's dtype otherwise: the resume names model_dtype
     import grpo_lab.runner as runner
 
+    want = runner.run_dtype(base)[0]  # float32 on a CPU; "default" (the checkpoint's own) where a GPU is visible
+    res = json.loads((out / "results" / "grpo-seed0.json").read_text())
+    assert res["dtype"] == want and res["dtype_why"] and res["trainer_settings"]["model_dtype"] == want
+    assert json.loads((out / "config.json").read_text())["trainer_settings"]["model_dtype"] == want
+    assert f"| weights' dtype | {want}" in (out / "report.md").read_text()
+    # the machine now resolves the run's dtype otherwise: the resume names model_dtype
     monkeypatch.setattr(runner, "run_dtype", lambda cfg, train=True: ("bfloat16", "test"))
     (out / "results" / "grpo-seed0.json").unlink()
     conf = read_config(out)

@@ -2,6 +2,7 @@
 with the transformers backend); scripts/gpu_check.sh is valid bash. The GPU run itself is docs/gpu.md's."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +23,64 @@ def test_standin_model_and_timed_run(tmp_path):
     assert (model / "config.json").is_file() and (model / "tokenizer_config.json").is_file()
     ran = subprocess.run([sys.executable, script, "run", str(model), "--backend", "transformers", "--steps", "2",
                           "--maxlen", "8", "--eval-problems", "2"], capture_output=True, text=True, timeout=300,
-                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                              "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
     assert ran.returncode == 0, ran.stderr[-3000:]
     steps = [line for line in ran.stdout.splitlines() if line.startswith("STEP ")]
     assert len(steps) == 2
     result = json.loads(next(line for line in ran.stdout.splitlines() if line.startswith("RESULT "))[7:])
     assert result["backend"] == "transformers" and result["steps"] == 2 and len(result["rewards"]) == 2
     assert result["first_step_s"] > 0 and result["eval_s"] >= 0
+
+
+def _lora_model(tmp_path, scale: float):
+    """The stand-in (1 layer) with a LoRA adapter whose B weights are set to ``scale`` x noise: an adapter that
+    changes the greedy completions (scale large), or none (scale 0, peft's own start)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    script = str(ROOT / "scripts" / "gpu_check.py")
+    subprocess.run([sys.executable, script, "make", str(tmp_path / "m"), "--layers", "1", "--hidden", "64"],
+                   check=True, capture_output=True, timeout=120)
+    tok = AutoTokenizer.from_pretrained(tmp_path / "m")
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "m", dtype=torch.float32)
+    model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "o_proj",
+                                                                                 "down_proj", "up_proj"]))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.copy_(scale * torch.randn_like(p))
+    return model, tok
+
+
+def _canary_module():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gpu_check
+
+    return gpu_check
+
+
+def test_the_generation_canary_catches_an_adapter_ignored_by_generation(tmp_path):
+    """Issue 46's canary (the failure met with Unsloth's fast_inference: rollouts from the base model, the LoRA
+    ignored): honest generation passes; generation that disables the adapter fails; an adapter that changes
+    nothing is reported as a check without power, not as a pass."""
+    gc = _canary_module()
+    model, tok = _lora_model(tmp_path, scale=3.0)
+    texts = ["<|im_start|>user\n3 + 4 =<|im_end|>\n<|im_start|>assistant\n", "<|im_start|>user\n12 - 5 =<|im_end|>\n"]
+    honest = gc.check_generation(model, tok, texts, new_tokens=12)
+    assert honest["ok"] is True and honest["greedy_changed_by_lora"] > 0 and honest["forward_argmax_differs"] == 0
+
+    real_generate = model.generate
+
+    def ignores_lora(*a, **kw):  # what a rollout engine holding the base weights does
+        with model.disable_adapter():
+            return real_generate(*a, **kw)
+
+    model.generate = ignores_lora
+    stale = gc.check_generation(model, tok, texts, new_tokens=12)
+    assert stale["ok"] is False and stale["forward_argmax_differs"] > 0
+
+    still, tok = _lora_model(tmp_path / "zero", scale=0.0)
+    assert gc.check_generation(still, tok, texts, new_tokens=12)["ok"] is None
