@@ -4,6 +4,8 @@
 # random-weight stand-in model under both backends, with per-step, first-step and evaluation times.
 #
 #   bash scripts/gpu_check.sh [OUTDIR]        # default OUTDIR: gpu-check (logs and the stand-in model)
+#   MODEL=DIR bash scripts/gpu_check.sh       # the canary on a real model directory (a random stand-in has too
+#                                             # little power: its adapter rarely changes a greedy token)
 #
 # Record what it prints (date, GPU, versions, RESULT lines) in docs/gpu.md.
 set -uo pipefail
@@ -30,5 +32,10 @@ for backend in unsloth transformers; do
   echo "== notebook-06 path, backend $backend, 20 steps" | tee -a "$OUT/summary.txt"
   python scripts/gpu_check.py run "$OUT/standin" --backend "$backend" --steps 20 2>&1 | tee "$OUT/run-$backend.log" \
     | grep -E "^(STEP|RESULT)|Error" | tee -a "$OUT/summary.txt"
+done
+for backend in unsloth transformers; do
+  echo "== canary: does generation see the trained adapter? backend $backend" | tee -a "$OUT/summary.txt"
+  python scripts/gpu_check.py canary "${MODEL:-$OUT/standin}" --backend "$backend" --steps 4 2>&1 \
+    | tee "$OUT/canary-$backend.log" | grep -E "^CANARY|Error" | tee -a "$OUT/summary.txt"
 done
 echo "summary: $OUT/summary.txt"
