@@ -28,7 +28,7 @@ import grpo_lab as gl
 from grpo_lab import checks, viz
 from grpo_lab.config import RunConfig
 from grpo_lab.passk import pass_at_k_of
-from grpo_lab.runner import evaluate_start, train, train_problems
+from grpo_lab.runner import evaluate_start, overlap, train, train_problems
 from grpo_lab.starvation import start_starvation, summarize_rows
 from grpo_lab.stats import change_vs_start, fmt_ci, mean_ci, mean_ci_columns
 from grpo_lab.policy import load_tiny_lm, sample_completions
@@ -40,7 +40,7 @@ warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 if FULL:
     ESTIMATORS, LRS, SEEDS = list(gl.ESTIMATORS[:5]) + ["dapo"], [1e-4, 3e-4, 1e-3], [0, 1, 2]
-    BASE = RunConfig()  # 150 steps of 16 prompts x G=4; 300 held-out problems x 16 samples
+    BASE = RunConfig()  # 150 steps of 16 prompts x G=4; 300 evaluation problems x 16 samples
 else:
     ESTIMATORS, LRS, SEEDS = ["grpo", "rloo", "sign"], [1e-4, 1e-3], [0, 1, 2]
     BASE = RunConfig(steps=30, prompts_per_step=8, train_problems=1000, eval_problems=120, eval_samples=8)
@@ -88,11 +88,23 @@ checks.check_reward_function(my_reward)
 # %% [markdown]
 # ## 2. Starvation at the start
 #
-# We sample every held-out problem several times at temperature 1 (as `GRPOTrainer` does) and
+# We sample every evaluation problem several times at temperature 1 (as `GRPOTrainer` does) and
 # estimate, without bias, how many groups of G would be degenerate: with c correct out of n
 # samples, C(c,G)/C(n,G) estimates p^G (see `start_starvation`). The claim we test, after
 # arXiv 2605.07689 (0.69 of groups degenerate at G = 4 in Qwen3.5-9B's GSM8K training): at least
 # half of this model's groups are degenerate at G = 4.
+#
+# Read as a referee: are these evaluation problems held out? `overlap` draws both sets from the
+# settings and counts. Here a sixth (smoke mode) to a third (the full run, and `grpo-lab compare`'s
+# defaults) of the distinct evaluation problems are also in the training pool, so the evaluation
+# is **not held out**: it measures the problem space, training problems included
+# (`RunConfig(disjoint=True)` splits it; lesson 12).
+
+# %%
+ov = overlap(BASE)
+print(f"{ov['draws']} evaluation draws, {ov['distinct']} distinct; {ov['in_training']} of them in the "
+      f"training pool of {ov['pool']} distinct problems")
+assert 0.1 < ov["in_training"] / ov["distinct"] < 0.5, "the prose above says a sixth to a third: update it"
 
 # %%
 start = evaluate_start(BASE)
@@ -286,7 +298,7 @@ checks.check_success_hist(my_success_hist)
 # ## 4. The comparison: same config, several learning rates and seeds
 #
 # Each (learning rate, estimator, seed) is one run through `GRPOTrainer`. We keep, for every
-# run, its training log and its evaluation on the held-out problems.
+# run, its training log and its evaluation on the evaluation problems.
 
 # %%
 t0 = time.perf_counter()
@@ -389,7 +401,7 @@ for lr in LRS:
         assert np.all(np.diff(per_seed, axis=1) >= -1e-12), "pass@k must not decrease with k"
     print(f"lr={lr:g}")
     display(viz.passk_curves(KS, curves, bands, n_seeds=len(SEEDS),
-                             title=f"pass@k on held-out problems (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
+                             title=f"pass@k on the evaluation problems (tiny LM, lr {lr:g}, G={G}, {BASE.steps} steps, {len(SEEDS)} seeds)"))
 
 # %% [markdown]
 # ## 5. Rescue or collapse? The numbers decide the words
@@ -397,7 +409,7 @@ for lr in LRS:
 # A fixed-reference advantage such as Sign gives every completion of an all-fail group
 # A = −1: it pushes down every answer the model sampled, which can move probability to a
 # correct answer (rescue) or spread it over garbage (collapse). GRPO leaves those groups
-# alone. For each learning rate and estimator we compare, across seeds, the held-out pass@1
+# alone. For each learning rate and estimator we compare, across seeds, the evaluation pass@1
 # and pass@k and the all-fail fraction of the training groups (last 5 logged steps against
 # the first 5) with the starting values, and word the result from the interval alone.
 
@@ -454,7 +466,7 @@ assert separated(p1["rloo"], p1["grpo"]) is None and lo < 0 < hi  # one crosses 
 #
 # The smoke runs above are short, and the full comparison at lr 1e-4 (`docs/results/lr1e-4`) moves
 # pass@1 by about 0.02 in 150 steps. Before asking what starvation costs, find a setting where GRPO
-# measurably learns. A sweep of GRPO alone on the same model and evaluation (300 held-out problems ×
+# measurably learns. A sweep of GRPO alone on the same model and evaluation (300 evaluation problems ×
 # 16 samples, 3 seeds each), over the learning rate, the prompts per step and the number of steps,
 # made by `grpo-lab compare` (commands printed) and shipped with the package:
 

@@ -10,7 +10,7 @@
 # if pass@k is estimated without bias, and with its uncertainty.
 #
 # Data: the tiny-LM comparisons of notebook 05, made by `grpo-lab compare` (8 methods × 3
-# seeds, 150 steps, 300 held-out problems × 16 samples; commands and dates printed below) and
+# seeds, 150 steps, 300 evaluation problems (not held out: lesson 05) × 16 samples; commands and dates printed below) and
 # shipped in the package; GSM8K results from notebook 06 when a `results/gsm8k` directory
 # exists (only after a GPU run).
 
@@ -132,7 +132,7 @@ assert all(v != "a" for v in sign_vs_grpo.values())  # Sign never above GRPO at 
 
 # %% [markdown]
 # **What we measured** (the shipped comparisons: tiny LM on arithmetic, 150 steps, 3 seeds per
-# estimator, 300 held-out problems × 16 samples; readings from t-intervals, printed above):
+# estimator, 300 evaluation problems × 16 samples; readings from t-intervals, printed above):
 #
 # - **No capacity expansion anywhere**: no estimator at any learning rate raised pass@16 beyond
 #   its interval. At lr 1e-4 some methods raised pass@1 while pass@16 fell or stayed — search

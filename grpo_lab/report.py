@@ -221,7 +221,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         curves[e], lo, hi = mean_ci_columns(per_seed)
         bands[e] = (lo, hi)
     figs["passk.png"] = viz.passk_curves(ks, curves, bands, n_seeds=n_seeds,
-                                         title=f"pass@k on held-out problems after training ({setting})")
+                                         title=f"pass@k on the evaluation problems after training ({setting})")
     by_level = has_greedy and len(start.get("greedy_by_level") or {}) > 1  # a task without levels gets no bar chart
     if by_level:
         after = {e: {int(lv): mean_ci([r["eval"]["greedy_by_level"][lv] for r in runs])
@@ -247,9 +247,12 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         if skipped:
             md += ["**Left out of this report** (checked as `--resume` checks them; a resume retrains them): "
                    + "; ".join(f"`{name}`: {why}" for name, why in skipped) + ".", ""]
+    from .runner import held_out_words
+
+    held = held_out_words(base)
     if conf.get("quick"):
         md += [f"**A smoke run (`--quick`)**: {base.steps} steps, {len(conf['seeds'])} seeds, {base.eval_problems} "
-               "held-out problems. It shows that the pipeline runs end to end; its numbers are too few to measure "
+               f"{held}. It shows that the pipeline runs end to end; its numbers are too few to measure "
                "anything. Drop `--quick` for the real comparison.", ""]
     graders = graders_of(start, results)
     if len(graders) > 1:
@@ -291,7 +294,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
     md += ["", *([f"Not listed, since they acted on no run here: {', '.join(hidden)}.", ""] if hidden else []),
            "## Starting point (shared by every run)", ""]
     if has_greedy:
-        md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} held-out problems; per level: "
+        md.append(f"- greedy accuracy {start['greedy']:.3f} on {len(start['correct'])} {held}; per level: "
                   + ", ".join(f"{lv}: {a:.2f}" for lv, a in start["greedy_by_level"].items()))
     md += [f"- pass@k from {start['n_samples']} samples per problem: "
            + ", ".join(f"pass@{k} {start_pk[k]:.3f}" for k in ks),

@@ -178,6 +178,31 @@ def train_problems(cfg: RunConfig):
     return out
 
 
+def overlap(cfg: RunConfig, task: str | None = None) -> dict:
+    """How held out the evaluation of ``task`` (default: the run's own) is, from the settings alone: ``draws``
+    (evaluation problems drawn), ``distinct`` (distinct prompts among them), ``in_training`` (how many of those are
+    in the training pool of ``cfg``) and ``pool`` (distinct training prompts). An evaluation is held out only where
+    ``in_training`` is 0 (issue 47: study 2's 129 distinct evaluation problems were all in its training pool)."""
+    c = replace(cfg, task=task or cfg.task, eval_tasks=[])
+    ev = eval_problems(c)
+    pool = {p.prompt for p in train_problems(cfg)}
+    distinct = {p.prompt for p in ev}
+    return dict(draws=len(ev), distinct=len(distinct), in_training=len(distinct & pool), pool=len(pool))
+
+
+def held_out_words(cfg: RunConfig) -> str:
+    """"held-out problems" where the evaluation is disjoint from the training pool, else what it is (the report's
+    wording; a task that cannot be generated here is said to be unchecked, never assumed held out)."""
+    try:
+        o = overlap(cfg)
+    except Exception as e:  # noqa: BLE001 (a task this machine cannot generate: say so)
+        return f"evaluation problems (overlap with training not checked here: {type(e).__name__})"
+    if o["in_training"] == 0:
+        return "held-out problems"
+    return (f"evaluation problems, not held out ({o['in_training']} of their {o['distinct']} distinct problems are "
+            f"in the training pool)")
+
+
 def apply_threads(threads: int | None) -> int:
     """Set torch's CPU threads for this process, once, where a run starts; returns the count in force.
 

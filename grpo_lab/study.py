@@ -1053,7 +1053,7 @@ class Study:
     def overlap(self) -> list:
         """Per evaluated task of each arm: (arms, task, evaluation draws, distinct problems, how many of them
         are in the training pool), computed from the settings; arms with the same pools share a row."""
-        from .runner import eval_problems, train_problems
+        from .runner import overlap
 
         rows: dict = {}
         for name, arm in self.plan.arms.items():
@@ -1065,10 +1065,8 @@ class Study:
                     rows[key][0].append(name)
                     continue
                 try:
-                    ev = eval_problems(_with_task(cfg, task))
-                    pool = {p.prompt for p in train_problems(cfg)}
-                    distinct = {p.prompt for p in ev}
-                    rows[key] = ([name], task, len(ev), len(distinct), len(distinct & pool), len(pool), None)
+                    o = overlap(cfg, task)
+                    rows[key] = ([name], task, o["draws"], o["distinct"], o["in_training"], o["pool"], None)
                 except Exception as e:  # a task that cannot be generated here: say so, never guess
                     rows[key] = ([name], task, None, None, None, None, f"{type(e).__name__}: {e}"[:160])
         return list(rows.values())
@@ -1151,12 +1149,6 @@ class Study:
         """Training and evaluation time of the study's own finished runs, in hours."""
         return sum((r.get("train_seconds") or 0) + (r.get("eval_seconds") or 0) for r in self.own_runs().values()) \
             / 3600
-
-
-def _with_task(cfg: RunConfig, task: str) -> RunConfig:
-    from dataclasses import replace
-
-    return replace(cfg, task=task, eval_tasks=[])
 
 
 def git_history(plan: Plan) -> list:

@@ -146,3 +146,17 @@ def test_compare_flags_come_from_the_config_and_an_instruct_model_gets_its_defau
     assert (a.threads, a.max_completion_length, a.lora_r, a.eval_problems, a.eval_samples) == (1, 12, 4, 5, 3)
     assert POLICIES["*"].defaults == dict(max_completion_length=256, lora_r=16)  # the adapter owns them
     assert POLICIES["tiny-lm"].defaults == dict(max_completion_length=6) and POLICIES["tabular"].defaults == {}
+
+
+def test_the_evaluation_is_called_held_out_only_where_it_is():
+    """Issue 47's referee check, in every report: the default arithmetic evaluation shares problems with its
+    training pool (it is "not held out", with the count); a hash split (disjoint=True) makes it held out."""
+    from grpo_lab.runner import held_out_words, overlap
+
+    shared = RunConfig(train_problems=300, eval_problems=60)
+    o = overlap(shared)
+    assert o["draws"] == 60 and 0 < o["in_training"] <= o["distinct"] <= 60
+    assert held_out_words(shared).startswith("evaluation problems, not held out (") and \
+        f"{o['in_training']} of their {o['distinct']}" in held_out_words(shared)
+    split = RunConfig(train_problems=300, eval_problems=60, disjoint=True)
+    assert overlap(split)["in_training"] == 0 and held_out_words(split) == "held-out problems"
