@@ -202,7 +202,7 @@ for key, task, what in (("easy pass@1", "easy", "single-digit sums, the capabili
                               start=(0.0, HARM["start"][task]["pass@1_se"]), xlabel="arm (trained on three-term sums)",
                               title=f"The harm experiment, {what}: {HARM['runs_done']} of {HARM['runs_planned']} runs "
                                     "(the control, trained on single-digit sums, moved them by "
-                                    f"{np.mean(arms['control']['changes'].get('easy pass@1') or [np.nan]):+.2f})"))
+                                    f"{np.mean(arms['control']['changes'].get(key) or [np.nan]):+.3f})"))
 complete = all(a["seeds"] >= HARM["seeds_planned"] for a in arms.values())
 if complete:
     x = {k: a["changes"]["easy pass@1"] for k, a in arms.items()}
