@@ -17,7 +17,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
-from IPython.display import Markdown, display
+from IPython.display import Image, Markdown, display
 from transformers.utils import logging as hf_logging
 
 from grpo_lab import checks
@@ -225,6 +225,11 @@ assert "## Is the evaluation held out?" in report and ("**held-out**" in report 
 assert "## Did the treatment take? (manipulation check)" in report
 widths = [r.hi - r.lo for r in study.planned if r.d is not None]
 print("interval widths of the planned comparisons:", [f"{w:.3f}" for w in widths])
+# the report's figures, drawn beside REPORT.md: every seed of every arm, and each planned comparison's interval
+figures = sorted(study_dir.glob("*.png"))
+assert [f.name for f in figures] == ["arms.png", "comparisons.png"], figures
+for png in figures:
+    display(Image(filename=str(png)))
 
 # %% [check]
 if widths:
