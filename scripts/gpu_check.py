@@ -42,7 +42,6 @@ def make(path: Path, layers: int, hidden: int) -> None:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from grpo_lab.policy import char_tokenizer
 
     tok = char_tokenizer()
@@ -61,7 +60,6 @@ def make(path: Path, layers: int, hidden: int) -> None:
 
 def _unsloth_first(compile: bool, cache: str | None) -> None:
     """Unsloth's compile settings are read when it is imported: set them, then import it before trl."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from grpo_lab.policy import apply_unsloth_environment, unsloth_environment
 
     apply_unsloth_environment(unsloth_environment(compile, cache))
@@ -181,14 +179,13 @@ def canary(path: Path, backend: str, steps: int, lr: float = 2e-3, new_tokens: i
 
 
 def convert(gguf: Path, out: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from grpo_lab.policy import SMOLLM2, convert_gguf
 
     print(f"converted: {convert_gguf(gguf, out, SMOLLM2['sha256'])}", flush=True)
 
 
 def main(argv=None) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's grpo_lab, installed or not
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cmd", choices=("make", "run", "canary", "convert"))
     ap.add_argument("path", type=Path)

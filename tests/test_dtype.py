@@ -98,7 +98,9 @@ def test_the_tiny_lm_records_its_dtype_and_a_resume_under_another_is_refused(tmp
     run_comparison(out, conf, progress=False, echo=lambda m: None)
     import grpo_lab.runner as runner
 
-    want = runner.run_dtype(base)[0]  # float32 on a CPU; "default" (the checkpoint's own) where a GPU is visible
+    import torch
+
+    want = "default" if torch.cuda.is_available() else "float32"  # on a GPU: the checkpoint's own dtype
     res = json.loads((out / "results" / "grpo-seed0.json").read_text())
     assert res["dtype"] == want and res["dtype_why"] and res["trainer_settings"]["model_dtype"] == want
     assert json.loads((out / "config.json").read_text())["trainer_settings"]["model_dtype"] == want

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="CPU-layout te
 
 
 def launch(out: Path, estimator: str, processes: int, per_device: int, sampling: str = "none"):
-    # gloo on the CPU in both layouts: the GPU is hidden (trl 1.15 would run Triton on CPU tensors, see conftest)
+    # gloo on the CPU in both layouts, the GPU hidden (where one is visible these tests skip: see pytestmark)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": ""}
     if processes == 1:
         cmd = [sys.executable, str(SCRIPT)]
