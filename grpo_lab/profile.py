@@ -126,14 +126,17 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
         echo(f"resuming: {n_chunks - len(todo)} of {n_chunks} chunks already sampled in {out}")
     weights = None
     if todo:
+        # chunks record the dtype the weights were loaded in; "default" (a GPU: the checkpoint's own) is known
+        # only once they are loaded, so that case is checked after loading
         dtype = run_dtype(cfg, train=False)[0]
         earlier = {ch.get("dtype", "float32") for ch in _chunks(out, n_chunks)}  # before issue 26: float32
-        if earlier - {dtype}:
-            raise ValueError(f"{out} was sampled with dtype {', '.join(sorted(earlier))}, and this machine resolves "
-                             f"dtype={cfg.dtype} to {dtype}: a profile mixes no dtypes. Resume it where the "
-                             "dtype resolves the same, or start a new profile")
+        if dtype != "default" and earlier - {dtype}:
+            raise ValueError(_mixed_dtypes(out, earlier, f"this machine resolves dtype={cfg.dtype} to {dtype}"))
         t0 = time.perf_counter()
         model, tok, info = policy_adapter(cfg).load(cfg, lora=False, train=False)
+        if earlier - {info.dtype}:
+            raise ValueError(_mixed_dtypes(out, earlier, f"this machine loads the weights in {info.dtype} "
+                                                         f"(dtype={cfg.dtype} resolves to {dtype})"))
         weights, load_s = info.weights, time.perf_counter() - t0
         prompted = as_prompted(tok, problems, system_prompt(cfg))
         sample = get_engine(cfg.generation).sampler(model, tok, batch_size=batch_size, dtype=cfg.generation_dtype)
@@ -184,6 +187,11 @@ def chunk_problems(data, size: int, n: int) -> str | None:
                 isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= n for x in t)):
             return f"'{key}' is not {size} counts between 0 and {n}"
     return None
+
+
+def _mixed_dtypes(out: Path, earlier: set, here: str) -> str:
+    return (f"{out} was sampled with dtype {', '.join(sorted(earlier))}, and {here}: a profile mixes no dtypes. "
+            "Resume it where the dtype resolves the same, or start a new profile")
 
 
 def _chunk_done(path: Path, echo, size: int, n: int) -> bool:

@@ -67,7 +67,7 @@ def _unsloth_first(compile: bool, cache: str | None) -> None:
 
 
 def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_problems: int,
-        compile: bool = True, cache: str | None = None) -> None:
+        compile: bool = True, cache: str | None = None, dtype: str | None = None) -> None:
     t_start = time.perf_counter()
     if backend == "unsloth":
         _unsloth_first(compile, cache)
@@ -93,7 +93,7 @@ def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_
     cfg = RunConfig(policy=str(path), task="gsm8k", smoke=True, backend=backend, estimator=estimator, steps=steps,
                     group_size=4, prompts_per_step=4, max_completion_length=maxlen, train_problems=64,
                     eval_problems=eval_problems, eval_samples=8, learning_rate=5e-6, lora_r=16, lora_alpha=32,
-                    unsloth_compile=compile, unsloth_cache=cache)
+                    unsloth_compile=compile, unsloth_cache=cache, dtype=dtype)
     res = train(cfg, callbacks=[Stamp()])
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
     later = sorted(gaps[1:])
@@ -200,6 +200,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=2e-3, help="canary: the learning rate (large, so the adapter moves)")
     ap.add_argument("--no-compile", action="store_true", help="Unsloth: skip compilation (unsloth_compile=False)")
     ap.add_argument("--cache", default=None, help="Unsloth: a compile-cache directory shared between processes")
+    ap.add_argument("--dtype", default=None, choices=("float32", "bfloat16", "auto"),
+                    help="run: the weights' dtype (RunConfig.dtype; unset: the loader's own choice on a GPU)")
     a = ap.parse_args(argv)
     if a.cmd == "make":
         make(a.path, a.layers, a.hidden)
@@ -211,7 +213,7 @@ def main(argv=None) -> int:
         ok = canary(a.path, a.backend, a.steps, a.lr)
         return 0 if ok else 2 if ok is None else 1  # 2: no power (the adapter moved no greedy token)
     else:
-        run(a.path, a.backend, a.steps, a.maxlen, a.estimator, a.eval_problems, not a.no_compile, a.cache)
+        run(a.path, a.backend, a.steps, a.maxlen, a.estimator, a.eval_problems, not a.no_compile, a.cache, a.dtype)
     return 0
 
 

@@ -85,3 +85,13 @@ def test_the_generation_canary_catches_an_adapter_ignored_by_generation(tmp_path
 
     still, tok = _lora_model(tmp_path / "zero", scale=0.0)
     assert gc.check_generation(still, tok, texts, new_tokens=12)["ok"] is None
+
+
+def test_run_passes_the_requested_dtype_to_the_run(monkeypatch):
+    """`gpu_check.py run --dtype bfloat16` (the bf16 transformers baseline of docs/gpu.md) reaches RunConfig.dtype."""
+    gpu_check = _canary_module()
+    seen = {}
+    monkeypatch.setattr(gpu_check, "run", lambda *a: seen.update(args=a))
+    assert gpu_check.main(["run", "m", "--backend", "transformers", "--dtype", "bfloat16"]) == 0
+    assert seen["args"][-1] == "bfloat16"
+    assert gpu_check.main(["run", "m"]) == 0 and seen["args"][-1] is None

@@ -119,6 +119,9 @@ class _Installed:
     def read(self, path: str) -> bytes:
         return Path(self.dist.locate_file(path)).read_bytes()
 
+    def namelist(self) -> list[str]:
+        return [str(f) for f in self.dist.files or ()]
+
 
 def _wheel(tmp_path: Path, name: str, version: str):
     try:
@@ -130,6 +133,15 @@ def _wheel(tmp_path: Path, name: str, version: str):
                     f"{name}=={version}"], check=True, capture_output=True, timeout=300)
     (whl,) = [p for p in tmp_path.glob("*.whl") if p.name.lower().startswith(name.lower().replace("-", "_"))]
     return zipfile.ZipFile(whl)
+
+
+def test_an_installed_release_reads_like_its_wheel():
+    """On the GPU machine (no package index) the pinned release's files come from the installed package: it must
+    answer what the checks ask of a wheel (``namelist``, ``read``); an H100 run on 2026-11-26 found ``namelist``
+    missing."""
+    inst = _Installed("pytest")
+    meta = next(n for n in inst.namelist() if n.endswith(".dist-info/METADATA"))
+    assert b"Name: pytest" in inst.read(meta)
 
 
 def _params(source: str, cls: str, fn: str) -> set:

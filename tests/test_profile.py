@@ -151,3 +151,29 @@ def test_the_dynamic_sampling_advice_says_which_way_the_naive_guess_errs():
     assert "2.56 underestimates it" in line(0.61)
     high = line(0.88)
     assert "8.33 overestimates it here, since the cap of 8 rounds binds" in high and "underestimates" not in high
+
+
+def test_a_profile_resumes_where_the_dtype_is_the_checkpoints_own(tmp_path, capsys, monkeypatch):
+    """On a GPU, dtype=None resolves to "default" (the checkpoint's own dtype) while a chunk records the dtype the
+    weights were loaded in: a resume compared the two and was refused every time (found on an H100, 2026-11-26).
+    The check now reads the loaded dtype in that case, and still refuses a profile sampled in another one."""
+    import json
+
+    import grpo_lab.profile as profile
+
+    assert main(["profile", "--out", str(tmp_path), "--problems", "20", "--samples", "4", "--no-progress"]) == 0
+    out = next(tmp_path.glob("profile-*"))
+    full = read_profile(out)
+    monkeypatch.setattr(profile, "run_dtype", lambda cfg, train=True: ("default", "a GPU, simulated"))
+    (out / "chunks" / "0001.json").unlink()
+    (out / "report.md").unlink()
+    assert main(["profile", "--resume", str(out), "--no-progress"]) == 0
+    assert read_profile(out)["degenerate"] == full["degenerate"] and read_profile(out)["dtype"] == ["float32"]
+    first = out / "chunks" / "0000.json"
+    first.write_text(json.dumps({**json.loads(first.read_text()), "dtype": "bfloat16"}))
+    (out / "chunks" / "0001.json").unlink()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["profile", "--resume", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert "sampled with dtype bfloat16" in err and "loads the weights in float32" in err
