@@ -24,7 +24,8 @@
 # `grpo_lab/data/smollm2_study2.json` (written by `grpo-lab study report` from the tracked runs in
 # `docs/results/smollm2-study2/`, whose `PLAN.md` was committed before the first run; the report and
 # the replication report `docs/replication-2605.07689.md` come from the same runs); section 7 reads the
-# **pilot** that came before it (`grpo_lab/data/smollm2_study.json`, from `docs/results/smollm2-study-*`).
+# **pilot** that came before it (`grpo_lab/data/smollm2_study.json`, from `docs/results/smollm2-study-*`);
+# section 10 reads **study 3** (`grpo_lab/data/smollm2_study3.json`, from `docs/results/smollm2-study3/`).
 
 # %%
 import json
@@ -696,3 +697,96 @@ assert equal[1] < 0 < equal[2] and 0 < equal[0] < 0.05 and generated["dapo-equal
 # direct one: Sign restricted to mixed groups (A = 2r − 1 only where the group has a contrast, 0 elsewhere):
 # if that variant loses Sign's advantage, the push from degenerate groups (down-weighting wrong answers GRPO
 # never sees) is what helps; if it keeps it, the scale does.
+
+# %% [markdown]
+# ## 10. Study 3: why might the paper see +45 points?
+#
+# Study 2's null on one easy task does not explain a 45-point gap. Study 3 (`docs/results/smollm2-study3/`, its
+# plan committed before its first run) tests two explanations, Sign against Dr.GRPO (the paper's pairing), on
+# two-term sums with one- and two-digit operands, where SmolLM2 leaves 0.66 of prompts never solved in 8 samples
+# (the paper: 0.575), with training, validation and test problems **disjoint**:
+#
+# - **H1, a KL penalty of fixed scale.** Under AdamW, multiplying every advantage by a constant changes almost
+#   nothing (section 9). A KL penalty β · KL(π ‖ π_ref) does not scale with the advantages: beside Dr.GRPO's
+#   small, often-zero advantages (r − p̂) it is a large part of the loss, beside Sign's |A| = 1 a small one. It
+#   might hold Dr.GRPO near its start. Study 2 ran at β = 0; study 3 runs both methods at β = 0.04 and β = 0.
+# - **H2, the starved regime.** Where most groups are all-fail, Dr.GRPO has no gradient on them and Sign still
+#   pushes every failure down; each method is compared at its own best learning rate, chosen on validation.
+#
+# The study's verdict comes from its report, drawn by the tool once every run has finished. This section reads
+# the quantity H1 names, logged at every step of every run: the KL term's share of the loss, and how far each
+# run's LoRA adapter went from its start, ‖θ_T − θ_0‖. Where the numbers come from: `grpo_lab/data/smollm2_study3.json`,
+# written by `grpo-lab study report docs/results/smollm2-study3/plan.toml` from the tracked runs; it says how many
+# of the study's runs had finished when it was written.
+
+# %% [exercise-md]
+# ### Exercise 10.7 — predict first
+# At β = 0.04 and lr 3e-4, the KL term makes up a far larger share of Dr.GRPO's loss than of Sign's. After 64
+# steps, how far will Dr.GRPO's adapter be from its start, **as a multiple of Sign's distance**? (1: as far;
+# below 1: the KL penalty held Dr.GRPO nearer its start; above 1: further.) Commit to a number before you run
+# the next cell.
+
+# %% [exercise]
+def my_distance_ratio():
+    ### BEGIN SOLUTION
+    return 0.5  # H1's picture: a KL term of fixed size beside small advantages holds Dr.GRPO nearer its start
+    # (what the logs show is in the next cells)
+    ### END SOLUTION
+
+# %%
+S3 = json.loads((DATA / "smollm2_study3.json").read_text())
+
+
+def s3(arm, key):
+    """Per-seed values of ``key`` in study 3's arm ``arm`` (its finished runs, in seed order)."""
+    return [row[key] for _, row in sorted(S3["arms"][arm]["seeds"].items(), key=lambda kv: int(kv[0]))]
+
+
+print(f"study 3: {S3['done']} of {S3['total']} runs finished when the data were written"
+      + ("" if S3["complete"] else " (interim: no verdict yet; the mechanism below is descriptive)"))
+share = {m: s3(f"{m}-kl", "kl/share_of_loss") for m in ("sign", "drgrpo")}
+far = {arm: s3(arm, "update/from_start") for arm in ("sign-kl", "drgrpo-kl", "sign-3e-4", "drgrpo-3e-4")}
+grad = {m: s3(f"{m}-kl", "grad_norm") for m in ("sign", "drgrpo")}
+for m in ("sign", "drgrpo"):
+    print(f"{m:7s} β 0.04: KL share of the loss {fmt_ci(share[m])}, gradient norm {fmt_ci(grad[m], clip=None)}, "
+          f"distance from start {fmt_ci(far[m + '-kl'], clip=None)}")
+d_far = diff_ci(far["drgrpo-kl"], far["sign-kl"])
+ratio = np.mean(far["drgrpo-kl"]) / np.mean(far["sign-kl"])
+print(f"Dr.GRPO − Sign in distance from start at β 0.04: {d_far[0]:+.2f} [{d_far[1]:+.2f}, {d_far[2]:+.2f}] "
+      f"(Welch, 95%); Dr.GRPO's distance is {ratio:.3f} × Sign's")
+display(viz.arms_per_seed({S3["arms"][a]["label"]: v for a, v in far.items()},
+                          colours={S3["arms"][a]["label"]: S3["arms"][a]["method"] for a in far},
+                          ylabel="‖θ_T − θ_0‖ of the LoRA adapter", xlabel="arm (lr 3e-4)",
+                          title="Study 3: how far each run's adapter went from its start, with and without a KL penalty"))
+print("\nThe report's words:\n" + S3["mechanism_words"])
+
+# %% [check]
+checks.check_prediction(my_distance_ratio(), ratio, "exercise 10.7: Dr.GRPO's distance from start / Sign's",
+                        tol=(d_far[2] - d_far[0]) / np.mean(far["sign-kl"]), source="the shipped study")
+
+# %% [markdown]
+# **What the logs show.** The KL term is a large share of Dr.GRPO's loss (about a quarter to a third) and a tiny
+# share of Sign's (under 1%), as H1 assumed. Yet the two adapters end about **as far** from their starts: the
+# difference's interval covers 0 and lies within a tenth of the distance. AdamW sets each parameter's step from
+# the learning rate and the ratio of the gradient's running mean to its running size, so a KL term that
+# dominates the gradient changes where Dr.GRPO's steps point, not how long they are; the distance after 64 steps
+# is set by the learning rate (lr 1e-4 gives about a third of it, see the study's report). Whether the direction
+# matters for accuracy is what H1's planned comparison (the interaction) reads, once every run has finished.
+# The study's planned comparisons, as far as they go, computed here from the shipped per-seed values:
+
+# %%
+assert min(share["drgrpo"]) > max(share["sign"]) and 0.2 < np.mean(share["drgrpo"]) < 0.4  # every seed apart
+assert np.mean(share["sign"]) < 0.01  # a tiny share beside |A| = 1
+assert d_far[1] < 0 < d_far[2] and max(-d_far[1], d_far[2]) < 0.1 * np.mean(far["sign-kl"])  # about as far
+assert np.mean(s3("sign-1e-4", "update/from_start")) < 0.4 * np.mean(far["sign-3e-4"])  # the rate sets the length
+for row in S3["planned"]:
+    a_b = {"sign − drgrpo at β 0.04 (H1)": ("sign-kl", "drgrpo-kl"),
+           "sign − drgrpo at β 0, lr 3e-4 (H1; the shared rate 3e-4)": ("sign-3e-4", "drgrpo-3e-4")}.get(row["label"])
+    if a_b is None or row["d"] is None:
+        continue
+    mine3 = diff_ci(s3(a_b[0], "pass_at_1"), s3(a_b[1], "pass_at_1"))
+    assert np.allclose(mine3, (row["d"], row["lo"], row["hi"])), (row["label"], mine3)  # the report's numbers, redone
+    print(f"{row['label']}: {mine3[0]:+.3f} [{mine3[1]:+.3f}, {mine3[2]:+.3f}]"
+          + ("" if S3["complete"] else " (interim: the plan reads it when every run has finished)"))
+if S3["complete"]:
+    print("\nH1:", S3["hypotheses"]["H1"], "\nH2:", S3["hypotheses"]["H2"])

@@ -1505,7 +1505,8 @@ def draw(study: Study) -> None:
     colours = {a.arm.label: (a.arm.method if len(methods) > 1 else a.arm.label) for a in study.data.values()}
     start = next((study.start(n) for n in study.data if study.start(n)), None)
     fig = arms_per_seed(arms, colours=colours, ylabel=p.primary.text, start=start,
-                        title=f"{p.title} — {p.primary.text} per arm")
+                        title=f"{p.title} — {p.primary.text} per arm",
+                        clip=(0.0, 1.0) if p.primary.metric.fraction else None)  # as the tables clip them
     fig.savefig(p.home / "arms.png")
     rows = [(r.spec.label + ("" if r.spec.planned else " (exploratory)"), r.d, r.lo, r.hi, r.spec.planned)
             for r in [*study.planned, *study.exploratory] if r.d is not None]

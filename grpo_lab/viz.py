@@ -674,12 +674,14 @@ def _fit(values, pad: float = 0.12, floor: float = 0.02) -> tuple[float, float] 
 
 
 def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measure", start=None,
-                  title: str | None = None, xlabel: str = "arm") -> Figure:
+                  title: str | None = None, xlabel: str = "arm", clip=None) -> Figure:
     """One column per arm (the study engine, ``grpo-lab study report``): ``arms[label] = [value per seed]``. Dots are
     seeds, drawn at their values (no jitter: a dot is a run); a diamond and bar the mean and its 95% t-interval over
     seeds (none where the seeds agree exactly); ``start = (value, standard error)`` a dotted line with its 95% band.
     The y axis is fitted to the data, not to [0, 1] or to a symmetric range, so the differences the report
-    discusses show. ``colours``: ``{label: a label of :func:`style`}`` (an arm in its method's colour)."""
+    discusses show. ``colours``: ``{label: a label of :func:`style`}`` (an arm in its method's colour). ``clip``:
+    ``(lo, hi)`` that the intervals are drawn inside (a fraction's: ``(0, 1)``, as the report's tables clip them; a
+    t-interval over two seeds can reach far below 0), the legend saying so."""
     from .stats import mean_ci, spread
 
     labels = list(arms)
@@ -692,10 +694,13 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
         shown += v
         if len(v) >= 2 and spread(v):
             m, lo, hi = mean_ci(v)
+            if clip is not None:
+                lo, hi = max(lo, clip[0]), min(hi, clip[1])
             ax.errorbar([i + 0.18], [m], yerr=[[m - lo], [hi - m]], color=colour, marker="D", ms=6, capsize=4)
             shown += [lo, hi]
+    within = "" if clip is None else f", drawn within [{clip[0]:g}, {clip[1]:g}]"
     handles = [Patch(color="0.5", alpha=0.55, label="dots: one seed each"),
-               Patch(color="0.2", label="diamond and bar: mean, 95% t-interval over seeds")]
+               Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds{within}")]
     if start is not None:
         value, se = start
         ax.axhline(value, color="0.3", ls=":", lw=1.2)

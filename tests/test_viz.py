@@ -177,3 +177,18 @@ def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
     fig = viz.arms_per_seed(arms, ylabel="pass@1", title="t")
     colours = {ln.get_color() for ln in fig.axes[0].lines if ln.get_marker() == "o"}
     assert len(colours) == 2  # one colour per arm
+
+
+def test_arms_per_seed_draws_a_fractions_interval_inside_its_range_when_asked():
+    """Two seeds far apart give a t-interval reaching below 0; the study report's tables clip a fraction's interval
+    to [0, 1], so its figure draws it there too (study 3's interim figure ran from -1.5 to 2 for pass@1)."""
+    arms = {"a": [0.52, 0.40], "b": [0.10, 0.12, 0.11]}
+    raw = viz.arms_per_seed(arms, ylabel="pass@1", title="t")
+    assert raw.axes[0].get_ylim()[0] < -0.3  # the raw t-interval over two seeds (0.46 ± 0.76)
+    fig = viz.arms_per_seed(arms, ylabel="pass@1", title="t", clip=(0.0, 1.0))
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert -0.15 < lo <= 0.0 and 1.0 <= hi < 1.15  # the clipped intervals and a margin
+    ends = [y for c in ax.containers for seg in c.lines[2][0].get_segments() for _, y in seg]
+    assert min(ends) >= 0.0 and max(ends) <= 1.0
+    assert any("within [0, 1]" in t.get_text() for t in ax.get_legend().get_texts())

@@ -294,15 +294,17 @@ def replication(study) -> str:
            "## Why might the paper see +45 points? (study 3)", "",
            "Study 3 tests two explanations on a task where most prompts start never solved, with a true held-out "
            "split and the learning rate controlled ([plan](results/smollm2-study3/PLAN.md)): H1, a KL penalty of "
-           "fixed scale that holds Dr.GRPO's small advantages near the start; H2, the starved regime, each method "
-           "at its own best rate. Its line, generated from its runs by `grpo-lab study report`:", "",
+           "fixed scale that might hold Dr.GRPO, whose advantages are small, near its start; H2, the starved regime, "
+           "each method at its own best rate. Its line and what its per-step logs show, generated from its runs by "
+           "`grpo-lab study report` (study 3's plan file and extras):", "",
            study3_block(), "",
            "## What would change it", "", "- " + more_seeds(study),
            "- Sign against Dr.GRPO, the paper's exact pairing, was run at one rate and read without correction (stage "
            "B): planned across rates with Holm, with a KL penalty and on a task where most prompts start never "
-           "solved, it would test why the paper might see +45 points (study 3, planned).",
+           "solved, it tests why the paper might see +45 points (study 3, above).",
            "- A larger model, GSM8K itself, and the paper's 200 steps: out of this machine's reach (two CPU cores). The "
-           "GPU path (lesson 06) is written for GSM8K but has not been executed yet (docs/gpu.md).", "",
+           "GPU path (lesson 06) has run on lent H100 and H200 machines, timed on SmolLM2 and a synthetic GSM8K "
+           "stand-in (no hub there): GSM8K itself and a study on a GPU have not (docs/gpu.md).", "",
            "## Deviations and corrections", "",
            "The study's report lists every deviation from the plan and what the study engine reads differently from "
            "the hand-written report that came before it ([REPORT](results/smollm2-study2/REPORT.md), sections "
