@@ -1242,8 +1242,18 @@ def verdict_word(study: Study, r: Reading) -> str:
     return "not separated" + (f", and not within ±{m:g}: undecided at this size" if m is not None else "")
 
 
+def largest_difference(r: Reading) -> float | None:
+    """The largest difference a reading's measure allows: 1 for a difference of two fractions (or a fraction and its
+    start), 2 for a difference of two such differences; None for a measure without bounds. A side of an interval
+    beyond it excludes nothing (two seeds far apart give a t-interval of ±1.9 on a pass@1 difference)."""
+    if not r.spec.measure.metric.fraction:
+        return None
+    return 2.0 if r.spec.c is not None else 1.0
+
+
 def bound(study: Study, r: Reading) -> str:
-    """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval."""
+    """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval; a side
+    that reaches past the largest difference the measure allows (:func:`largest_difference`) excludes nothing."""
     if r.d is None:
         return ""
     a, b = _names(study, r)
@@ -1253,6 +1263,14 @@ def bound(study: Study, r: Reading) -> str:
         gain, loss = f"{a} exceeding {b} by more than {r.hi:.3f}", f"{b} exceeding {a} by more than {-r.lo:.3f}"
     else:
         gain, loss = f"{a} ahead by more than {r.hi:.3f}", f"{b} ahead by more than {-r.lo:.3f}"
+    top = largest_difference(r)
+    if top is not None and (r.hi >= top or -r.lo >= top):
+        what = "a difference of fractions" if top == 1 else "a difference of two differences of fractions"
+        past = f"the interval reaches past ±{top:g}, the most {what} can be"
+        if r.hi >= top and -r.lo >= top:
+            return f"it excludes nothing yet ({past})"
+        kept = loss if r.hi >= top else gain
+        return f"{kept} is excluded; on the other side nothing is ({past})"
     if r.lo > 0:
         return f"its interval lies above 0; {gain} is excluded"
     if r.hi < 0:
@@ -1485,8 +1503,10 @@ def verdict_line(study: Study, link: str, extra_headline: str | None = None) -> 
         elif r.apart or extra_headline:
             parts.append(f"{r.spec.label} {interval(r)}" + (f" ({verdict_word(study, r)})" if r.apart else ""))
         else:
-            parts.append(f"{r.spec.label} {interval(r)} (rules out more than {_fmt(r.hi)} and less than "
-                         f"{_fmt(r.lo)})")
+            top = largest_difference(r)
+            parts.append(f"{r.spec.label} {interval(r)} " + (
+                f"(rules out more than {_fmt(r.hi)} and less than {_fmt(r.lo)})"
+                if top is None or (r.hi < top and -r.lo < top) else f"({bound(study, r)})"))
     seeds = sorted({len(a.seeds) for a in study.plan.arms.values()})
     measures = sorted({r.spec.measure.text for r in study.planned})
     corr = "Holm" if study.plan.correction == "holm" else "no correction"

@@ -233,6 +233,17 @@ def test_a_null_is_its_bound_from_unrounded_values(tmp_path):
     assert "sign ahead" == verdict_word(s, reading(0.02, 0.0004, 0.04, True))  # +0.000 printed, above 0
 
 
+def test_a_side_past_the_largest_possible_difference_excludes_nothing(tmp_path):
+    """Two seeds far apart give a pass@1 difference an interval like [-1.890, +1.402]: "grpo ahead by more than
+    1.890 is excluded" is true and empty (a difference of fractions cannot exceed 1), so the bound says so."""
+    s = Study.load(make_study(tmp_path))
+    assert bound(s, reading(-0.244, -1.890, 1.402, False)) == \
+        "it excludes nothing yet (the interval reaches past ±1, the most a difference of fractions can be)"
+    one_side = bound(s, reading(-0.2, -1.2, 0.3, False))
+    assert one_side.startswith("sign ahead by more than 0.300 is excluded; on the other side nothing is")
+    assert bound(s, reading(-0.2, -0.9, 0.3, False)).endswith("are excluded")  # within ±1: both sides bound
+
+
 def test_a_claim_the_task_cannot_reach_is_said_to_be_unreachable(tmp_path):
     s = Study.load(make_study(tmp_path))
     words = claim_words(s, reading(-0.035, -0.114, 0.043, False, claim=0.454, mean_b=0.711))
