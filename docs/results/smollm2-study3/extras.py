@@ -96,7 +96,23 @@ def sections(study) -> list:
             "parameters). Each cell is a mean over seeds [95% t-interval] of one summary per run. No test: these "
             "say how the arms differ, not which is better.", "",
             *md_table(["arm", "seeds", *[what for _, _, what in MECHANISM]], rows), "",
-            mechanism_words(study, mech), ""]
+            mechanism_words(study, mech), "", canary_words(study), ""]
+
+
+def canary_words(study) -> str:
+    """The rollout engine's canary over every step of every finished run: vLLM sampled from the weights being
+    trained (grpo_lab.generation: a run stops when it does not), so no result comes from stale rollouts."""
+    from grpo_lab.generation import CANARY_TOLERANCE
+
+    diffs = [h["generation/canary_logp_diff"] for a in study.data.values() for r in a.runs.values()
+             for h in r["history"] if isinstance(h.get("generation/canary_logp_diff"), (int, float))]
+    steps = sum(len(r["history"]) for a in study.data.values() for r in a.runs.values())
+    if not diffs:
+        return "The rollout engine's canary logged nothing (no finished run, or not vLLM)."
+    return (f"**The rollout canary.** After each optimizer step vLLM's log-probs on a fixed probe were compared with "
+            f"the trained model's own: at most {max(diffs):.2g} nats over {len(diffs)} checks in {steps} steps "
+            f"(float32 tolerance {CANARY_TOLERANCE['float32']:g}; a run stops above it), so the rollouts came from "
+            "the weights being trained, as far as a fixed probe can tell.")
 
 
 def _reading(study, a: str, c: bool = False):
