@@ -17,7 +17,8 @@ copyright = "2026, the grpo-lab maintainers"
 extensions = ["myst_nb", "sphinx-mathjax-offline"]
 root_doc = "docs/site/index"
 # docs/*.md and the studies' plans and reports (docs/results/**/*.md) are pages too: the guide links them.
-include_patterns = ["docs/site/*.md", "docs/guide/*.md", "docs/*.md", "docs/results/**/*.md", "notebooks/*.ipynb"]
+include_patterns = ["docs/site/*.md", "docs/guide/*.md", "docs/*.md", "docs/results/*.md", "docs/results/**/*.md",
+                    "notebooks/*.ipynb"]
 # The widget manager comes from a public CDN when the site is read online; tests/test_site.py blocks the
 # network and allows exactly that script (and require.js for it) to fail to load.
 exclude_patterns = ["site", ".venv", "**/.ipynb_checkpoints"]
