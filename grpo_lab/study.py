@@ -63,6 +63,8 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     page = "README.md"
     markers = "harm-verdict"                    # <!-- harm-verdict:begin --> ... <!-- harm-verdict:end -->
     link = "docs/results/harm/REPORT.md"        # the report's address as that page links it
+    form = "verdict"                            # the headline and every planned interval (default), or
+                                                #   "headline": the headline only (a page short of room, the README)
 
 What the report does by construction: it leads with the verdict in words; reads only the planned comparisons,
 with the plan's correction, and labels everything else exploratory; states each null as the bound it sets (the
@@ -514,8 +516,12 @@ def read_plan(path) -> Plan:
         where = f"{w}: [[outputs]] #{i + 1}"
         if not isinstance(o, dict):
             raise PlanError(f"{where}: an output is a table with page, markers and link")
-        _unknown(o, {"page", "markers", "link"}, where)
-        outputs.append({k: _need(o, k, str, where) for k in ("page", "markers", "link")})
+        _unknown(o, {"page", "markers", "link", "form"}, where)
+        out = {k: _need(o, k, str, where) for k in ("page", "markers", "link")}
+        out["form"] = _need(o, "form", str, where, "verdict")
+        if out["form"] not in FORMS:
+            raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
+        outputs.append(out)
     budget = raw.get("budget_hours")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
         raise PlanError(f"{w}: budget_hours must be a positive number, got {budget!r}")
@@ -1251,6 +1257,14 @@ def largest_difference(r: Reading) -> float | None:
     return 2.0 if r.spec.c is not None else 1.0
 
 
+def past_range(r: Reading) -> tuple[bool, bool]:
+    """``(above, below)``: whether each side of a reading's interval reaches past the largest difference its
+    measure allows (:func:`largest_difference`); such a side excludes nothing. ``(False, False)`` for a measure
+    without bounds."""
+    top = largest_difference(r)
+    return (top is not None and r.hi >= top, top is not None and -r.lo >= top)
+
+
 def bound(study: Study, r: Reading) -> str:
     """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval; a side
     that reaches past the largest difference the measure allows (:func:`largest_difference`) excludes nothing."""
@@ -1263,13 +1277,14 @@ def bound(study: Study, r: Reading) -> str:
         gain, loss = f"{a} exceeding {b} by more than {r.hi:.3f}", f"{b} exceeding {a} by more than {-r.lo:.3f}"
     else:
         gain, loss = f"{a} ahead by more than {r.hi:.3f}", f"{b} ahead by more than {-r.lo:.3f}"
-    top = largest_difference(r)
-    if top is not None and (r.hi >= top or -r.lo >= top):
+    above, below = past_range(r)
+    if above or below:
+        top = largest_difference(r)
         what = "a difference of fractions" if top == 1 else "a difference of two differences of fractions"
         past = f"the interval reaches past ±{top:g}, the most {what} can be"
-        if r.hi >= top and -r.lo >= top:
+        if above and below:
             return f"it excludes nothing yet ({past})"
-        kept = loss if r.hi >= top else gain
+        kept = loss if above else gain
         return f"{kept} is excluded; on the other side nothing is ({past})"
     if r.lo > 0:
         return f"its interval lies above 0; {gain} is excluded"
@@ -1394,9 +1409,8 @@ def arm_table(study: Study, measure: Measure) -> list:
     for name, a in study.data.items():
         v = study.values(name, measure)
         st = study.start(name, measure)
+        # fmt_ci says "the n seeds agree exactly: no interval" itself where they do
         cells = stats.fmt_ci(list(v.values()), clip=(0.0, 1.0) if measure.metric.fraction else None) if v else "—"
-        if v and len(v) >= 2 and not stats.spread(list(v.values())):
-            cells = f"{np.mean(list(v.values())):.3f} (the {len(v)} seeds agree exactly: no interval)"
         rows.append([a.arm.label, a.arm.method, f"{len(v)} of {len(a.arm.seeds)}", cells,
                      f"{st[0]:.3f} ± {1.96 * st[1]:.3f}" if st else "—", _per_seed(v)])
     return md_table(["arm", "method", "seeds", f"{measure.text}: mean [95% t-interval over seeds]",
@@ -1490,12 +1504,18 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     return "\n".join(md)
 
 
-def verdict_line(study: Study, link: str, extra_headline: str | None = None) -> str:
+FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see verdict_line
+
+
+def verdict_line(study: Study, link: str, extra_headline: str | None = None, form: str = "verdict") -> str:
     """The study's line for a page that carries it (the README, a guide page): its headline (the study's own, or
-    the engine's), then each planned comparison's interval; a null with the differences it rules out."""
+    the engine's), then, in the ``"verdict"`` form, each planned comparison's interval, a null with the differences
+    it rules out; the ``"headline"`` form stops after the headline and sends the reader to the report."""
     head = f"**{study.plan.title}** ([report]({link})) "
     if not study.complete:
         return head + headline(study)
+    if form == "headline":
+        return head + (extra_headline or headline(study)) + " Each planned comparison's interval is in the report."
     parts = []
     for r in study.planned:
         if r.d is None:
@@ -1503,10 +1523,9 @@ def verdict_line(study: Study, link: str, extra_headline: str | None = None) -> 
         elif r.apart or extra_headline:
             parts.append(f"{r.spec.label} {interval(r)}" + (f" ({verdict_word(study, r)})" if r.apart else ""))
         else:
-            top = largest_difference(r)
             parts.append(f"{r.spec.label} {interval(r)} " + (
-                f"(rules out more than {_fmt(r.hi)} and less than {_fmt(r.lo)})"
-                if top is None or (r.hi < top and -r.lo < top) else f"({bound(study, r)})"))
+                f"({bound(study, r)})" if any(past_range(r))
+                else f"(rules out more than {_fmt(r.hi)} and less than {_fmt(r.lo)})"))
     seeds = sorted({len(a.seeds) for a in study.plan.arms.values()})
     measures = sorted({r.spec.measure.text for r in study.planned})
     corr = "Holm" if study.plan.correction == "holm" else "no correction"
@@ -1575,7 +1594,7 @@ def build(plan_path, root: Path | None = None) -> tuple[dict, object]:
     for o in p.outputs:
         page = root / o["page"]
         text = want.get(page, page.read_text() if page.is_file() else "")
-        want[page] = fill(text, o["markers"], verdict_line(study, o["link"], head), str(page))
+        want[page] = fill(text, o["markers"], verdict_line(study, o["link"], head, o["form"]), str(page))
     if extras and hasattr(extras, "outputs"):  # given the pages so far, so that it can add to one of them
         for path, text in extras.outputs(study, dict(want)).items():
             want[Path(path)] = text

@@ -21,7 +21,7 @@ from grpo_lab.compare import write_config
 from grpo_lab.config import RunConfig
 from grpo_lab.io import run_name, write_json_atomic
 from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, git_history, parse_measure,
-                            read_plan, recorded_fingerprint, shard_units, units, verdict_word)
+                            headline, read_plan, recorded_fingerprint, shard_units, units, verdict_word)
 
 BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
             eval_problems=10, eval_samples=4)
@@ -657,3 +657,24 @@ def test_with_workers_the_parent_loads_no_model(tmp_path, monkeypatch):
     monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo: spawned.append(workers) or {})
     study.run_study(plan, workers=2, echo=lambda m: None)
     assert spawned == [2] and (tmp_path / "runs" / "base" / "config.json").is_file()
+
+
+def test_an_output_page_carries_the_whole_verdict_or_only_the_headline(tmp_path):
+    """A page short of room (the README, at its word limit) takes ``form = "headline"``: the headline and a pointer
+    to the report; the default form adds every planned comparison's interval. An unknown form is refused."""
+    plan = make_study(tmp_path, means={"grpo": 0.3, "sign": 0.7})
+    outputs = ('\n[[outputs]]\npage = "long.md"\nmarkers = "v"\nlink = "REPORT.md"\n'
+               '\n[[outputs]]\npage = "short.md"\nmarkers = "v"\nlink = "REPORT.md"\nform = "headline"\n')
+    plan.write_text(plan.read_text() + outputs)
+    for name in ("long.md", "short.md"):
+        (tmp_path / name).write_text("before\n<!-- v:begin -->\n<!-- v:end -->\nafter\n")
+    want, _ = build(plan, root=tmp_path)
+    long, short = want[tmp_path / "long.md"], want[tmp_path / "short.md"]
+    head = f"**A two-arm study** ([report](REPORT.md)) {headline(Study.load(plan))}"
+    assert head in long and head in short
+    assert "Planned (pass@1, 3 seeds per arm" in long and "sign − grpo +" in long.split("Planned")[1]
+    assert "Planned (" not in short and "Each planned comparison's interval is in the report." in short
+    assert short.startswith("before\n") and short.endswith("\nafter\n")
+    plan.write_text(plan.read_text().replace('form = "headline"', 'form = "short"'))
+    with pytest.raises(PlanError, match=r"\[\[outputs\]\] #2: form 'short' is not one of 'verdict', 'headline'"):
+        read_plan(plan)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grpo_lab.report import md_table
-from grpo_lab.stats import diff_ci, fmt_ci, spread
+from grpo_lab.stats import diff_ci, fmt_ci
 from grpo_lab.study import bound, fill, interval, verdict_line
 
 HERE = Path(__file__).resolve().parent
@@ -47,13 +47,12 @@ def mechanism(study) -> dict:
     return {arm: {key: per_seed(study, arm, key, how) for key, how, _ in MECHANISM} for arm in study.data}
 
 
-def _cell(values: dict, clip=None) -> str:
-    v = list(values.values())
-    if not v:
+def _cell(values: dict, key: str) -> str:
+    """Mean [95% t-interval] over seeds (grpo_lab.stats.fmt_ci, which also says when the seeds agree exactly), the
+    interval kept where the quantity can be: a share of the loss within [0, 1], a norm or a distance at or above 0."""
+    if not values:
         return "—"
-    if len(v) >= 2 and not spread(v):
-        return f"{v[0]:.3g} (seeds agree exactly)"
-    return fmt_ci(v, clip=clip)
+    return fmt_ci(list(values.values()), clip=(0.0, 1.0) if key == "kl/share_of_loss" else (0.0, float("inf")))
 
 
 def _mean(values: dict) -> float | None:
@@ -87,7 +86,7 @@ def mechanism_words(study, mech: dict) -> str:
 def sections(study) -> list:
     mech = mechanism(study)
     rows = [[study.plan.arms[arm].label, f"{len(study.data[arm].runs)} of {len(study.plan.arms[arm].seeds)}"]
-            + [_cell(mech[arm][key], (0.0, 1.0) if key == "kl/share_of_loss" else None) for key, _, _ in MECHANISM]
+            + [_cell(mech[arm][key], key) for key, _, _ in MECHANISM]
             for arm in study.data]
     return ["## The mechanism, read on the quantities it names (descriptive)", "",
             "PLAN.md reads each hypothesis on the quantity it names: the gradient's size, the KL term's share of the "
