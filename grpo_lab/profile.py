@@ -230,7 +230,8 @@ def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: in
     """"What to do", in sentences, from a profile's own numbers (``summarize``'s dict): the smallest G for the share
     of informative groups and its cost in completions against G = ``G``; what dynamic sampling would cost at this
     degeneracy (the exact expected rounds of notebook 09, batches of ``B`` groups, at most ``max_rounds``); the
-    truncation rate with a suggestion when it is high; and a plain sentence when the task is out of reach."""
+    truncation rate with a suggestion when it is high; a plain sentence when the task is out of reach; else how to
+    compare estimators on it fairly (each at its own best learning rate; study 3, issue 49)."""
     from .starvation import dynamic_sampling_rounds
 
     out = []
@@ -267,6 +268,12 @@ def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: in
     elif D is not None and 0.6 <= D <= 0.75:
         out.append(f"**Regime**: {D:.2f} of groups degenerate at G = {G}, the range of arXiv 2605.07689 (0.69): GRPO "
                    "learns, from a minority of groups; this is where the fixes of notebooks 03-09 are tested.")
+    if not out[-1].startswith("**Out of reach**"):
+        out.append("**Comparing estimators on this task**: a comparison at one shared learning rate holds at that "
+                   "rate only (under Adam the rate sets each step's length, and the rate that suits one estimator may "
+                   "not suit another); compare each at its own best rate, chosen on a validation split disjoint from "
+                   "the test split, and state the KL coefficient β, whose term is a larger share of the loss beside "
+                   "small advantages (study 3, docs/guide/real-model.md; plan it with `grpo-lab study`).")
     return out
 
 

@@ -67,6 +67,16 @@ def _budget_phrase(base: RunConfig) -> str:
     return f"at equal optimizer steps ({base.steps} per run; the generation each spent is in the cost table)"
 
 
+def one_setting_words(base: RunConfig) -> str:
+    """What a comparison at one shared learning rate and KL coefficient can say (docs/guide/compare.md, "Comparing
+    estimators fairly"): a ranking at one rate may not hold at another (under Adam the rate, not the advantage's
+    scale, sets each step's length); each estimator's own best rate, chosen on a validation split, is a study's job."""
+    return (f"Every method ran at one learning rate ({base.learning_rate:g}) and KL coefficient (β {base.beta:g}): a "
+            "ranking read here holds at that setting only: the rate that suits one estimator may not suit another "
+            "(study 3, docs/guide/real-model.md). To compare each at its own best rate, chosen on a validation "
+            "split, plan a study (`grpo-lab study`, docs/guide/study.md).")
+
+
 def _mean_or_na(values, fmt="{:.0f}") -> str:
     v = [x for x in values if x is not None]
     return fmt.format(float(np.mean(v))) if v else "n/a"
@@ -270,7 +280,8 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         md += [f"- Compared {_budget_phrase(base)}; {n_min}"
                f"{'' if n_min == max(len(r) for r in results.values()) else '+'} seeds per method. \"Up\", "
                "\"down\" and \"apart\" only where 95% t-intervals over seeds do not overlap; with few seeds most "
-               "differences are not detectable, which is not the same as no difference.", ""]
+               "differences are not detectable, which is not the same as no difference.",
+               f"- {one_setting_words(base)}", ""]
     # where a comparison was first written is not part of how to reproduce it (the Directory line says where it is)
     command = re.sub(r"\s+--out(?:=|\s+)\S+", "", conf.get("command") or "grpo-lab compare")
     md += [f"Command: `{command}`  ", f"Directory: `{display_path(out)}`", "",

@@ -208,6 +208,17 @@ def test_a_seed_removed_from_config_is_named_in_the_report(tmp_path):
     assert "**Not in this report:** grpo-seed1.json" in report
 
 
+def test_the_verdict_says_it_holds_at_its_one_learning_rate(tmp_path):
+    """Issue 49, item 5: study 3 found the learning rate deciding Sign against Dr.GRPO, so a comparison's verdict
+    names the one rate and β it ran at and where to compare each estimator at its own best rate."""
+    assert cli.main(["compare", "--policy", "tabular", "--estimators", "grpo,sign", "--seeds", "0,1", "--steps", "3",
+                     "--lr", "0.05", "--no-progress", "--out", str(tmp_path)]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    verdict = (run / "report.md").read_text().split("## Verdict")[1].split("Command:")[0]
+    assert "one learning rate (0.05) and KL coefficient (β 0)" in verdict
+    assert "own best rate, chosen on a validation split" in verdict and "grpo-lab study" in verdict
+
+
 def test_a_refused_compare_leaves_no_run_directory(tmp_path, capsys):
     from grpo_lab import cli
 

@@ -103,6 +103,10 @@ def test_advice_says_when_a_task_is_out_of_reach_and_when_truncation_is_high():
     assert "raise `--max-new-tokens`" in text  # 40% cut at the limit
     regime = summarize(16, [0] * 30 + [4] * 40 + [12] * 30)
     assert "**Out of reach**" not in " ".join(advice(regime, 32))
+    # issue 49: a learnable task gets the advice on comparing estimators fairly; a hopeless one does not need it
+    assert "**Comparing estimators on this task**" in " ".join(advice(regime, 32)) and "own best rate" in \
+        " ".join(advice(regime, 32))
+    assert "**Comparing estimators" not in text
     assert _signed(-0.0001) == "+0.000" and _signed(-0.02) == "-0.020" and _signed(0.0) == "+0.000"
 
 
