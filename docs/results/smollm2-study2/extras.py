@@ -300,8 +300,8 @@ def replication(study) -> str:
            study3_block(), "",
            "## What would change it", "", "- " + more_seeds(study),
            "- Sign against Dr.GRPO, the paper's exact pairing, was run at one rate and read without correction (stage "
-           "B): planned across rates with Holm, with a KL penalty and on a task where most prompts start never "
-           "solved, it tests why the paper might see +45 points (study 3, above).",
+           "B); study 3 (above) planned it across rates with Holm, with a KL penalty and on a task where most "
+           "prompts start never solved.",
            "- A larger model, GSM8K itself, and the paper's 200 steps: out of this machine's reach (two CPU cores). The "
            "GPU path (lesson 06) has run on lent H100 and H200 machines, timed on SmolLM2 and a synthetic GSM8K "
            "stand-in (no hub there): GSM8K itself and a study on a GPU have not (docs/gpu.md).", "",

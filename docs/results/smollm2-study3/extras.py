@@ -17,7 +17,7 @@ import numpy as np
 
 from grpo_lab.report import md_table
 from grpo_lab.stats import diff_ci, fmt_ci
-from grpo_lab.study import bound, fill, interval, verdict_line
+from grpo_lab.study import fill, interval, verdict_line, verdict_word
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -119,9 +119,11 @@ def _reading(study, a: str, c: bool = False):
 
 
 def hypotheses(study) -> dict:
-    """H1 and H2 in words from the planned readings (once complete), each with the bound its interval sets and
-    PLAN.md's rule for the paper's size."""
+    """H1 and H2 in words from the planned readings (once complete), each with the side of its interval that PLAN.md's
+    rule reads (a Sign advantage, or an interaction in its favour, up to the interval's top; both sides are in the
+    report's planned comparisons)."""
     h1, h2 = _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
+    rates = {m: study.plan.arms[study.chosen(f"{m}-best")].config.learning_rate for m in ("sign", "drgrpo")}
 
     def words(r, what: str, excluded: str) -> str:
         if r.d is None:
@@ -130,26 +132,66 @@ def hypotheses(study) -> dict:
             return f"**supported**: {what} {interval(r)}, separated after Holm"
         if r.apart:
             return f"**contradicted**: {what} {interval(r)}, separated after Holm in the other direction"
-        size = (f"; its interval excludes {excluded} above +{SIZE:.2f}, so PLAN.md's rule **refutes it as an "
+        size = (f"its interval excludes {excluded} above +{SIZE:.2f}, so PLAN.md's rule **refutes it as an "
                 "explanation of the paper's size**" if r.hi < SIZE else
-                f"; its interval still allows {excluded} up to {r.hi:+.3f}, so the paper's size is not ruled out "
-                "by this comparison alone")
-        return f"**not supported**: {what} {interval(r)}, not separated after Holm; {bound(study, r)}{size}"
+                f"its interval still allows {excluded} up to {r.hi:+.3f}, above PLAN.md's +{SIZE:.2f}: not refuted "
+                "as a part of the paper's size")
+        return f"**not supported**: {what} {interval(r)}, not separated after Holm; {size}"
 
-    return {"H1": words(h1, "the KL penalty's change of Sign − Dr.GRPO (the interaction)", "interactions"),
-            "H2": words(h2, "Sign − Dr.GRPO each at its best rate on validation", "Sign advantages")}
+    rate = {m: f"{x:.0e}".replace("e-0", "e-") for m, x in rates.items()}  # 3e-4, as the plan writes it
+    best = f"lr {rate['sign']} for both" if rate["sign"] == rate["drgrpo"] else f"lr {rate['sign']} and {rate['drgrpo']}"
+    return {"H1": words(h1, "the KL penalty's change of Sign − Dr.GRPO", "interactions"),
+            "H2": words(h2, f"Sign − Dr.GRPO each at its best rate on validation ({best})", "Sign advantages")}
 
 
 def headline(study) -> str:
+    """H1 and H2, then what else the planned family separated, and whether the paper's +0.454 lies inside any
+    planned interval that names it."""
     h = hypotheses(study)
-    return f"H1 (a KL penalty of fixed scale) {h['H1']}. H2 (the starved regime) {h['H2']}."
+    h1h2 = {id(_reading(study, "sign-kl", c=True)), id(_reading(study, "sign-best"))}
+    other = [f"{r.spec.label} {interval(r)} ({verdict_word(study, r)})" for r in study.planned
+             if r.apart and id(r) not in h1h2]
+    claims = [r for r in study.planned if r.spec.claim is not None and r.d is not None]
+    out = f"H1 (a KL penalty of fixed scale) {h['H1']}. H2 (the starved regime) {h['H2']}."
+    if other:
+        out += " Separated after Holm: " + "; ".join(other) + "."
+    if claims and all(not r.lo <= r.spec.claim <= r.hi for r in claims):
+        out += f" The paper's {claims[0].spec.claim:+.3f} lies outside every planned interval that names it."
+    return out
+
+
+def left_words(study) -> str:
+    """What study 3 leaves of the paper's +45 points, from the planned readings (once complete, and only where neither
+    hypothesis is supported): the bound each sets as a share of the paper's size, and the shared rate at which the
+    two estimators were furthest apart beside the others."""
+    h1, h2 = _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
+    rates = [r for r in study.planned if r.spec.c is None and r.d is not None and r.spec.a.startswith("sign-")
+             and r.spec.b == "drgrpo-" + r.spec.a[5:] and r.spec.a[5:] in ("1e-4", "3e-4", "1e-3")]
+    if not study.complete or h1.d is None or h2.d is None or h1.apart or h2.apart or len(rates) < 2:
+        return ""
+    claim = h2.spec.claim
+    far = max(rates, key=lambda r: abs(r.d))
+    ahead = "Dr.GRPO's" if far.d < 0 else "Sign's"
+    others = "; ".join(f"lr {r.spec.a[5:]} {interval(r)}" for r in rates if r is not far)
+    return (f"**What is left of the +45 points.** Neither hypothesis explains it here: the KL penalty's change of the "
+            f"gap in Sign's favour is at most {h1.hi:+.3f} (95%), {h1.hi / claim:.0%} of the paper's {claim:+.3f}, and "
+            f"each method at its best rate leaves a Sign advantage of at most {h2.hi:+.3f} open, {h2.hi / claim:.0%} "
+            f"of it. The largest difference among the shared rates is the learning rate's doing: at lr "
+            f"{far.spec.a[5:]} the two estimators were {abs(far.d):.3f} apart in pass@1, in {ahead} favour (Sign − "
+            f"Dr.GRPO {interval(far)}{', separated after Holm' if far.apart else ''}); at the other rates {others}. "
+            "A shared rate that suits one estimator and starves the other can make a gap of this "
+            "order by itself. Whether that happened in the paper this study cannot say (the paper does not report "
+            "each method's rate chosen on its own): a hypothesis for a study at the paper's scale, not a finding. "
+            "How to compare estimators fairly: [the compare guide](guide/compare.md#comparing-estimators-fairly).")
 
 
 def block(study) -> str:
     """The replication report's study-3 block: the engine's line, then (once complete) H1 and H2 in words, and the
     mechanism as logged."""
     line = verdict_line(study, "results/smollm2-study3/REPORT.md", headline(study) if study.complete else None)
-    return line + "\n\n" + ("" if study.complete else "Interim, descriptive. ") + mechanism_words(study, mechanism(study))
+    left = left_words(study)
+    return (line + "\n\n" + ("" if study.complete else "Interim, descriptive. ") + mechanism_words(study, mechanism(study))
+            + (f"\n\n{left}" if left else ""))
 
 
 def shipped(study) -> str:
