@@ -260,7 +260,8 @@ def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: in
                            "answers) before reading the rest as the model's ability." if t > high_truncation else "."))
     else:
         out.append("**Truncation**: not recorded (a profile made before grpo-lab counted completions cut at the limit).")
-    if s["never_solved"] >= 0.9 or (D is not None and D >= 0.95 and d[G]["all_fail"] >= 0.9 * D):
+    out_of_reach = s["never_solved"] >= 0.9 or (D is not None and D >= 0.95 and d[G]["all_fail"] >= 0.9 * D)
+    if out_of_reach:
         out.append(f"**Out of reach**: {s['never_solved']:.0%} of the problems were never solved in {s['n_samples']} "
                    "samples, so almost every group is all-fail: this model cannot learn this task by RL from here. "
                    "Use an easier task (or fewer steps per problem), more new tokens if truncation is high, or a "
@@ -268,7 +269,7 @@ def advice(s: dict, max_new_tokens: int, G: int = 4, B: int = 16, max_rounds: in
     elif D is not None and 0.6 <= D <= 0.75:
         out.append(f"**Regime**: {D:.2f} of groups degenerate at G = {G}, the range of arXiv 2605.07689 (0.69): GRPO "
                    "learns, from a minority of groups; this is where the fixes of notebooks 03-09 are tested.")
-    if not out[-1].startswith("**Out of reach**"):
+    if not out_of_reach:
         out.append("**Comparing estimators on this task**: a comparison at one shared learning rate holds at that "
                    "rate only (under Adam the rate sets each step's length, and the rate that suits one estimator may "
                    "not suit another); compare each at its own best rate, chosen on a validation split disjoint from "

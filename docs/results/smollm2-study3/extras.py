@@ -118,12 +118,33 @@ def _reading(study, a: str, c: bool = False):
     return next(r for r in study.planned if r.spec.a == a and (r.spec.c is not None) == c)
 
 
+def _tests(study) -> tuple:
+    """``(h1, h2)``: H1's planned test (the KL penalty's interaction) and H2's (best against best)."""
+    return _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
+
+
+def _rate(study, arm: str) -> str:
+    """An arm's learning rate as the plan writes it (3e-4)."""
+    return f"{study.plan.arms[arm].config.learning_rate:.0e}".replace("e-0", "e-")
+
+
+def _shared_rates(study) -> list:
+    """The planned Sign − Dr.GRPO readings at one shared learning rate and β 0 (read from the arms' settings)."""
+    out = []
+    for r in study.planned:
+        a, b = study.plan.arms.get(r.spec.a), study.plan.arms.get(r.spec.b)
+        if r.spec.c is None and r.d is not None and a and b and (a.method, b.method) == ("sign", "drgrpo") \
+                and a.config.learning_rate == b.config.learning_rate and a.config.beta == b.config.beta == 0:
+            out.append(r)
+    return out
+
+
 def hypotheses(study) -> dict:
     """H1 and H2 in words from the planned readings (once complete), each with the side of its interval that PLAN.md's
     rule reads (a Sign advantage, or an interaction in its favour, up to the interval's top; both sides are in the
     report's planned comparisons)."""
-    h1, h2 = _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
-    rates = {m: study.plan.arms[study.chosen(f"{m}-best")].config.learning_rate for m in ("sign", "drgrpo")}
+    h1, h2 = _tests(study)
+    rate = {m: _rate(study, study.chosen(f"{m}-best")) for m in ("sign", "drgrpo")}
 
     def words(r, what: str, excluded: str) -> str:
         if r.d is None:
@@ -138,7 +159,6 @@ def hypotheses(study) -> dict:
                 "as a part of the paper's size")
         return f"**not supported**: {what} {interval(r)}, not separated after Holm; {size}"
 
-    rate = {m: f"{x:.0e}".replace("e-0", "e-") for m, x in rates.items()}  # 3e-4, as the plan writes it
     best = f"lr {rate['sign']} for both" if rate["sign"] == rate["drgrpo"] else f"lr {rate['sign']} and {rate['drgrpo']}"
     return {"H1": words(h1, "the KL penalty's change of Sign − Dr.GRPO", "interactions"),
             "H2": words(h2, f"Sign − Dr.GRPO each at its best rate on validation ({best})", "Sign advantages")}
@@ -147,10 +167,9 @@ def hypotheses(study) -> dict:
 def headline(study) -> str:
     """H1 and H2, then what else the planned family separated, and whether the paper's +0.454 lies inside any
     planned interval that names it."""
-    h = hypotheses(study)
-    h1h2 = {id(_reading(study, "sign-kl", c=True)), id(_reading(study, "sign-best"))}
+    h, tests = hypotheses(study), _tests(study)
     other = [f"{r.spec.label} {interval(r)} ({verdict_word(study, r)})" for r in study.planned
-             if r.apart and id(r) not in h1h2]
+             if r.apart and all(r is not t for t in tests)]
     claims = [r for r in study.planned if r.spec.claim is not None and r.d is not None]
     out = f"H1 (a KL penalty of fixed scale) {h['H1']}. H2 (the starved regime) {h['H2']}."
     if other:
@@ -164,20 +183,18 @@ def left_words(study) -> str:
     """What study 3 leaves of the paper's +45 points, from the planned readings (once complete, and only where neither
     hypothesis is supported): the bound each sets as a share of the paper's size, and the shared rate at which the
     two estimators were furthest apart beside the others."""
-    h1, h2 = _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
-    rates = [r for r in study.planned if r.spec.c is None and r.d is not None and r.spec.a.startswith("sign-")
-             and r.spec.b == "drgrpo-" + r.spec.a[5:] and r.spec.a[5:] in ("1e-4", "3e-4", "1e-3")]
+    (h1, h2), rates = _tests(study), _shared_rates(study)
     if not study.complete or h1.d is None or h2.d is None or h1.apart or h2.apart or len(rates) < 2:
         return ""
     claim = h2.spec.claim
     far = max(rates, key=lambda r: abs(r.d))
     ahead = "Dr.GRPO's" if far.d < 0 else "Sign's"
-    others = "; ".join(f"lr {r.spec.a[5:]} {interval(r)}" for r in rates if r is not far)
+    others = "; ".join(f"lr {_rate(study, r.spec.a)} {interval(r)}" for r in rates if r is not far)
     return (f"**What is left of the +45 points.** Neither hypothesis explains it here: the KL penalty's change of the "
             f"gap in Sign's favour is at most {h1.hi:+.3f} (95%), {h1.hi / claim:.0%} of the paper's {claim:+.3f}, and "
             f"each method at its best rate leaves a Sign advantage of at most {h2.hi:+.3f} open, {h2.hi / claim:.0%} "
             f"of it. The largest difference among the shared rates is the learning rate's doing: at lr "
-            f"{far.spec.a[5:]} the two estimators were {abs(far.d):.3f} apart in pass@1, in {ahead} favour (Sign − "
+            f"{_rate(study, far.spec.a)} the two estimators were {abs(far.d):.3f} apart in pass@1, in {ahead} favour (Sign − "
             f"Dr.GRPO {interval(far)}{', separated after Holm' if far.apart else ''}); at the other rates {others}. "
             "A shared rate that suits one estimator and starves the other can make a gap of this "
             "order by itself. Whether that happened in the paper this study cannot say (the paper does not report "
