@@ -492,31 +492,11 @@ def _study_samples():
     return [(list(map(float, a)), list(map(float, b))) for a, b in cases]
 
 
-def _welch_df(a, b) -> float:
-    """Welch-Satterthwaite's degrees of freedom (scipy's Welch interval uses them)."""
-    import numpy as np
+def _welch(a, b, confidence: float = 0.95, df: str = "min-n") -> tuple:
+    """mean(a) - mean(b) and its interval under the ``df`` convention (grpo_lab.stats.diff_ci)."""
+    from .stats import diff_ci
 
-    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
-    return (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-
-
-def _welch(a, b, confidence: float = 0.95, df: float | None = None) -> tuple:
-    """mean(a) - mean(b) and its interval at ``df`` degrees of freedom (default: the smaller sample's n - 1)."""
-    import numpy as np
-
-    from .stats import t_cdf, t_quantile
-
-    d = float(np.mean(a) - np.mean(b))
-    se = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
-    if df is None:
-        t = t_quantile(min(len(a), len(b)) - 1, confidence)
-    else:  # a fractional df: invert the cdf by bisection
-        lo, hi = 0.0, 100.0
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if 2 * t_cdf(mid, df) - 1 < confidence else (lo, mid)
-        t = (lo + hi) / 2
-    return d, d - t * se, d + t * se
+    return diff_ci(a, b, confidence, df=df)
 
 
 def _triple(x, what: str):
@@ -536,7 +516,7 @@ def check_welch(fn) -> None:
     cases = _study_samples()
     for i, (a, b) in enumerate(cases):
         got = _triple(fn(list(a), list(b)), f"case {i}")
-        ours, scipys = _welch(a, b), _welch(a, b, df=_welch_df(a, b))
+        ours, scipys = _welch(a, b), _welch(a, b, df="welch")
         if any(np.allclose(got, want, atol=1e-6) for want in (ours, scipys)):
             continue
         n, m = len(a), len(b)
@@ -583,7 +563,7 @@ def check_bound(fn) -> None:
     cases = [(a, b, m) for (a, b), m in zip(_study_samples(), (3, 1, 2, 3))]
     for i, (a, b, m) in enumerate(cases):
         got = real(fn(list(a), list(b), m), f"case {i}")
-        wants = [_welch(a, b, 1 - 0.05 / m)[2], _welch(a, b, 1 - 0.05 / m, df=_welch_df(a, b))[2]]
+        wants = [_welch(a, b, 1 - 0.05 / m)[2], _welch(a, b, 1 - 0.05 / m, df="welch")[2]]
         if any(abs(got - w) < 1e-6 for w in wants):
             continue
         hint = (" (that is the 95% interval's end: with m comparisons the family-wise bound uses 1 - 0.05/m)"

@@ -496,6 +496,7 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
         q = max(1, min(deg.size, rew.size) // 10)
         span = f"{q} step{'s' if q > 1 else ''}"
         md += ["## Implied per-prompt success distribution", ""]
+        from scipy.stats import beta as beta_dist
         for label, mu, d in ((f"start (first 10% of steps: {span})", rew[:q].mean(), deg[:q].mean()),
                              (f"end (last 10% of steps: {span})", rew[-q:].mean(), deg[-q:].mean())):
             a, b, why = implied_beta(float(mu), float(d), G)
@@ -504,7 +505,7 @@ def write_report(log: RunLog, out: Path, group_size: int | None = None) -> Path:
             else:
                 md.append(f"- {label}: Beta({a:.3f}, {b:.3f}) reproduces mean reward {mu:.3f} and degenerate "
                           f"fraction {d:.3f} at G={G} (never-solved-like mass P(p < 0.05) = "
-                          f"{_beta_cdf(0.05, a, b):.2f})")
+                          f"{beta_dist.cdf(0.05, a, b):.2f})")
         md += ["", "This is one population consistent with two numbers, not a measurement of the prompts.", ""]
     elif not G and log.kind != "grpo_lab":
         md += ["The implied per-prompt success distribution needs the group size: rerun with `--group-size G`.", ""]
@@ -593,19 +594,6 @@ def method_summary(methods: dict) -> list[str]:
            + (f"; with fewer than {FEW_STEPS} steps these are single noisy numbers, not a trend." if q < FEW_STEPS
               else ".") + " Intervals: 95% t-interval over runs (seeds).", ""]
     return md
-
-
-def _beta_cdf(x: float, a: float, b: float, n: int = 20000) -> float:
-    """P(p < x) for Beta(a, b), 0 < x < 1, without scipy.
-
-    Substituting u = t^a removes the singularity at 0: P = (1 / (a B(a, b))) * integral from 0 to x^a
-    of (1 - u^(1/a))^(b-1) du, integrated by the midpoint rule.
-    """
-    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    top = x**a
-    u = (np.arange(n) + 0.5) * (top / n)
-    integrand = np.exp((b - 1) * np.log1p(-(u ** (1 / a))))
-    return float(min(1.0, integrand.sum() * (top / n) / a / math.exp(log_beta)))
 
 
 def inspect_run(path, out=None, group_size: int | None = None, warn=None) -> Path:

@@ -1,8 +1,10 @@
 """Intervals over seeds: one definition, used by every report, figure and notebook.
 
 A result over seeds is reported as its mean and a Student-t confidence interval,
-``mean ± t_{0.975, n-1} · s / sqrt(n)`` (s the sample standard deviation; the quantile exact at every n and
-confidence, :func:`t_quantile`). With one seed
+``mean ± t_{0.975, n-1} · s / sqrt(n)`` (s the sample standard deviation; the t distribution, the beta function
+and their inverses from ``scipy.stats`` / ``scipy.special``). A difference of two means reads its degrees of
+freedom by a named convention (:data:`DFS`): ``"welch"`` (Welch-Satterthwaite) or ``"min-n"`` (the smaller
+sample's n - 1, the conservative choice). With one seed
 there is no interval, and the helpers say so instead of printing a zero-width one.
 Introduced in notebook 04; used by ``grpo-lab compare`` and notebooks 05 and 07.
 """
@@ -15,118 +17,86 @@ from functools import lru_cache
 import numpy as np
 
 
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularised incomplete beta function I_x(a, b), by its continued fraction (modified Lentz), using
-    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    tiny, eps = 1e-300, 1e-15
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))) / a
-    f, c, d = tiny, tiny, 0.0  # f = 0 + 1/(1 + d1/(1 + d2/(1 + ...)))
-    for k in range(0, 400):
-        if k == 0:
-            num = 1.0
-        elif k % 2:  # k = 2m + 1
-            m = (k - 1) // 2
-            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        else:  # k = 2m
-            m = k // 2
-            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        d = 1.0 + num * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + num / c
-        c = c if abs(c) > tiny else tiny
-        f *= c * d
-        if abs(c * d - 1.0) < eps:
-            break
-    return front * f
+# Beyond this many degrees of freedom the t quantile is the normal one to double precision (their relative difference
+# is about z^2 / (4 df) < 1e-15), and scipy's inverse incomplete beta function stops being accurate (at df = 1e300
+# and confidence 1e-12 it is off by eight orders of magnitude).
+NORMAL_DF = 1e15
+
+DFS = ("welch", "min-n")  # the degrees of freedom a difference of two means over seeds can be read with
 
 
 def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (``scipy.stats.t``)."""
+    from scipy import stats as sps
 
-
-def _central(t: float, df: float) -> float:
-    """P(|T| <= t), t >= 0, computed where it is small (no cancellation against 1)."""
-    return _betainc(0.5, df / 2.0, t * t / (df + t * t))
+    return float(sps.t.cdf(t, df))
 
 
 def _two_tails(t: float, df: float) -> float:
-    """P(|T| > t), t >= 0, computed where it is small."""
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+    """P(|T| > t), t >= 0 (``scipy.stats.t``'s survival function, accurate where it is small)."""
+    from scipy import stats as sps
 
-
-# Above this many degrees of freedom the continued fraction of I_x(df/2, 1/2) needs far more terms than it gets
-# (at df = 1e15 the bisection returned 2.83 for the 1.96 limit): the quantile comes from the normal one and the
-# Cornish-Fisher expansion in 1/df, whose next term is below 1e-16 there.
-LARGE_DF = 1e4
+    return float(2 * sps.t.sf(t, df))
 
 
 def t_quantile(df, confidence: float = 0.95) -> float:
     """The two-sided Student-t quantile: the t with P(|T| <= t) = ``confidence`` for ``df`` degrees of freedom.
 
-    Exact (the inverse of the t distribution's central probability, by bisection to a relative 1e-13) at every
-    ``df`` up to 1e5, and from the normal quantile with its Cornish-Fisher correction in 1/df beyond (``df``
-    infinite: the normal quantile itself); for any confidence strictly between 0 and 1, the extremes included
-    (the smaller of the central and the two-tail probability is the one computed). ``df`` is a whole number
-    >= 1 (or infinite); anything else, a bool, a list or a string included, is a ``ValueError`` naming it.
+    From scipy's inverse regularised incomplete beta function, P(|T| <= t) = I_x(1/2, df/2) with
+    x = t^2 / (df + t^2), inverted on whichever side keeps its digits (the central one, or the two tails
+    I_y(df/2, 1/2) = 1 - confidence with y = 1 - x), so the quantile is right to about 1e-15 relative at any
+    confidence strictly between 0 and 1; beyond ``NORMAL_DF`` degrees of freedom (and for ``df`` infinite) the
+    normal quantile, sqrt(2) erfinv(confidence). ``df`` is a number >= 1 (a fractional one, such as Welch's, too)
+    or infinite; anything else, a bool, a list or a string included, is a ``ValueError`` naming it.
     """
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating, np.integer)) \
             or not 0 < float(confidence) < 1:
         raise ValueError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
     if isinstance(df, (bool, np.bool_)) or not isinstance(df, (int, float, np.floating, np.integer)) \
-            or math.isnan(float(df)) or float(df) < 1 or (math.isfinite(float(df)) and not float(df).is_integer()):
-        raise ValueError(f"degrees of freedom must be a whole number >= 1, got {df!r}")
+            or math.isnan(float(df)) or float(df) < 1:
+        raise ValueError(f"degrees of freedom must be a number >= 1, got {df!r}")
     return _t_quantile(float(df), float(confidence))
 
 
 @lru_cache(maxsize=4096)
 def _t_quantile(df: float, confidence: float) -> float:
-    from statistics import NormalDist
+    from scipy import special
 
-    if df >= LARGE_DF:
-        if confidence > 0.5:  # from the upper tail: 0.5 + confidence / 2 would lose its digits near 1
-            z = -NormalDist().inv_cdf((1.0 - confidence) / 2)
-        elif confidence > 1e-3:
-            z = NormalDist().inv_cdf(0.5 + confidence / 2)
-        else:  # z = sqrt(2) erfinv(c), by erfinv's series (0.5 + c / 2 would lose c's digits in a double)
-            x = confidence
-            z = math.sqrt(2) * (math.sqrt(math.pi) / 2) * (x + math.pi * x ** 3 / 12 + 7 * math.pi ** 2 * x ** 5 / 480)
-        if math.isinf(df):
-            return z
-        z2 = z * z  # Cornish-Fisher to the third order in 1/df: the next term is below 1e-13 relative at df > 1e4
-        return z * (1 + (z2 + 1) / (4 * df) + (5 * z2 * z2 + 16 * z2 + 3) / (96 * df * df)
-                    + (3 * z2 ** 3 + 19 * z2 * z2 + 17 * z2 - 15) / 384 / df / df / df)
-    if confidence < 1e-6:  # near 0, P(|T| <= t) = 2 f(0) (t - (df + 1) t^3 / (6 df) + ...): solved in closed form
-        if df < 1000:
-            ratio = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2))
-        else:  # Gamma((df + 1) / 2) / Gamma(df / 2) asymptotically: the lgamma difference cancels digits here
-            ratio = math.sqrt(df / 2) * (1 - 1 / (4 * df) + 1 / (32 * df ** 2) + 5 / (128 * df ** 3)
-                                         - 21 / (2048 * df ** 4))
-        f0 = ratio / math.sqrt(df * math.pi)
-        t = confidence / (2 * f0)
-        return t * (1 + (df + 1) / (6 * df) * t * t)
-    small_central = confidence <= 0.5
-    goal = confidence if small_central else 1.0 - confidence
+    if df > NORMAL_DF:
+        # erfinv near 0, erfcinv of the upper tail near 1: each keeps its digits where it is used
+        return float(math.sqrt(2) * (special.erfinv(confidence) if confidence <= 0.5
+                                     else special.erfcinv(1 - confidence)))
+    x = float(special.betaincinv(0.5, df / 2, confidence))
+    if x <= 0.5:
+        return math.sqrt(df * x / (1 - x))
+    y = float(special.betaincinv(df / 2, 0.5, 1 - confidence))
+    return math.sqrt(df * (1 - y) / y)
 
-    def below(t):  # whether t is below the quantile
-        return _central(t, df) < goal if small_central else _two_tails(t, df) > goal
 
-    lo, hi = 0.0, 1.0
-    while below(hi):
-        lo, hi = hi, hi * 2
-    for _ in range(400):
-        if hi - lo <= 1e-13 * hi:
-            break
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if below(mid) else (lo, mid)
-    return (lo + hi) / 2
+def welch_df(a, b) -> float:
+    """Welch-Satterthwaite's degrees of freedom for ``mean(a) - mean(b)``:
+    ``(v_a + v_b)^2 / (v_a^2 / (n_a - 1) + v_b^2 / (n_b - 1))`` with ``v = s^2 / n``; between ``min(n) - 1`` and
+    ``n_a + n_b - 2``. Two samples without spread have none: ``min(n) - 1`` is returned (the interval is then zero
+    wide whatever the df). Introduced with the study engine's second edition (its plans declare ``df``)."""
+    a, b = _sample(a, "welch_df"), _sample(b, "welch_df")
+    return welch_df_of([(a.var(ddof=1), a.size), (b.var(ddof=1), b.size)])
+
+
+def welch_df_of(parts) -> float:
+    """Welch-Satterthwaite's df for a sum of independent means, from ``[(variance, n), ...]`` (two for a
+    difference, four for a difference of differences)."""
+    v = [(float(var) / n, n) for var, n in parts]
+    num = sum(x for x, _ in v) ** 2
+    den = sum(x * x / (n - 1) for x, n in v)
+    return num / den if den > 0 else float(min(n for _, n in v) - 1)
+
+
+def _df(a: np.ndarray, b: np.ndarray, df: str) -> float:
+    if df == "welch":
+        return welch_df_of([(a.var(ddof=1), a.size), (b.var(ddof=1), b.size)])
+    if df == "min-n":
+        return float(min(a.size, b.size) - 1)
+    raise ValueError(f"df must be one of {', '.join(DFS)}, got {df!r}")
 
 
 def _sample(values, what: str) -> np.ndarray:
@@ -224,22 +194,24 @@ def separated(a, b, confidence: float = 0.95) -> str | None:
     return None
 
 
-def diff_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
-    """``(mean(a) - mean(b), lo, hi)``: the difference of two means over seeds and its t-interval (Welch's standard
-    error ``sqrt(s_a^2 / n_a + s_b^2 / n_b)``, t quantile at ``min(n_a, n_b) - 1`` degrees of freedom, the
-    conservative choice). Introduced in notebook 10."""
+def diff_ci(a, b, confidence: float = 0.95, df: str = "min-n") -> tuple[float, float, float]:
+    """``(mean(a) - mean(b), lo, hi)``: the difference of two means over seeds and its t-interval, Welch's standard
+    error ``sqrt(s_a^2 / n_a + s_b^2 / n_b)`` with the degrees of freedom ``df`` names: ``"min-n"``
+    (``min(n_a, n_b) - 1``, the conservative choice, the default here since notebook 10) or ``"welch"``
+    (Welch-Satterthwaite, :func:`welch_df`: what ``scipy.stats.ttest_ind(equal_var=False)`` uses). A study's plan
+    declares which (``[analysis] df``). Introduced in notebook 10."""
     a, b = _sample(a, "diff_ci"), _sample(b, "diff_ci")
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a difference interval needs at least 2 values on each side, got {a.size} and {b.size}")
-    half = t_quantile(min(a.size, b.size) - 1, confidence) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    half = t_quantile(_df(a, b, df), confidence) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
     d = float(a.mean() - b.mean())
     return d, d - half, d + half
 
 
-def diff_p(a, b) -> float:
-    """The two-sided p-value of ``mean(a) - mean(b)`` by the t statistic of :func:`diff_ci` (Welch's standard error,
-    ``min(n_a, n_b) - 1`` degrees of freedom: the interval excludes 0 at 95% exactly when p < 0.05). A difference of
-    0 gives 1; two samples without spread and apart give 0."""
+def diff_p(a, b, df: str = "min-n") -> float:
+    """The two-sided p-value of ``mean(a) - mean(b)`` by the t statistic of :func:`diff_ci` at the same ``df``
+    convention (the interval excludes 0 at 95% exactly when p < 0.05). A difference of 0 gives 1; two samples
+    without spread and apart give 0."""
     a, b = _sample(a, "diff_p"), _sample(b, "diff_p")
     if a.size < 2 or b.size < 2:
         raise ValueError(f"a difference test needs at least 2 values on each side, got {a.size} and {b.size}")
@@ -247,8 +219,26 @@ def diff_p(a, b) -> float:
     se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
     if se == 0:
         return 1.0 if d == 0 else 0.0
-    t = abs(d) / se
-    return min(1.0, _two_tails(t, float(min(a.size, b.size) - 1)))
+    return min(1.0, _two_tails(abs(d) / se, _df(a, b, df)))
+
+
+def interaction_ci(a, b, c, d, confidence: float = 0.95, df: str = "min-n") -> tuple[float, float, float, float]:
+    """``(delta, lo, hi, p)`` for ``delta = (mean(a) - mean(b)) - (mean(c) - mean(d))`` over four independent samples
+    (does a treatment change a difference?): standard error ``sqrt(sum s_i^2 / n_i)``, degrees of freedom by ``df``
+    (``"min-n"``: the smallest ``n_i - 1``; ``"welch"``: Welch-Satterthwaite over the four, :func:`welch_df_of`).
+    Introduced for study 3's planned test of the KL penalty (docs/results/smollm2-study3/PLAN.md)."""
+    xs = [_sample(x, "interaction_ci") for x in (a, b, c, d)]
+    if any(x.size < 2 for x in xs):
+        raise ValueError(f"an interaction needs at least 2 values in each of its four samples, got "
+                         f"{[x.size for x in xs]}")
+    if df not in DFS:
+        raise ValueError(f"df must be one of {', '.join(DFS)}, got {df!r}")
+    delta = float(xs[0].mean() - xs[1].mean() - (xs[2].mean() - xs[3].mean()))
+    se = math.sqrt(sum(float(x.var(ddof=1)) / x.size for x in xs))
+    dof = welch_df_of([(x.var(ddof=1), x.size) for x in xs]) if df == "welch" else float(min(x.size for x in xs) - 1)
+    half = t_quantile(dof, confidence) * se
+    p = (1.0 if delta == 0 else 0.0) if se == 0 else min(1.0, _two_tails(abs(delta) / se, dof))
+    return delta, delta - half, delta + half, p
 
 
 def mean_p(values, value: float = 0.0) -> float:

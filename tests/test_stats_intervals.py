@@ -92,11 +92,30 @@ def test_the_quantile_is_right_at_any_df_and_any_confidence():
     assert t_quantile(10**17, 0.95) == pytest.approx(1.959964, abs=1e-6)
 
 
-@pytest.mark.parametrize("df", [True, [3], "3", 0, 2.5, float("nan"), None])
+@pytest.mark.parametrize("df", [True, [3], "3", 0, 0.5, float("nan"), None])
 def test_a_bad_df_is_refused_by_name_even_after_a_cached_call(df):
     t_quantile(1)  # cached for df = 1: True (== 1) must not be served from the cache
-    with pytest.raises(ValueError, match="degrees of freedom must be a whole number >= 1"):
+    with pytest.raises(ValueError, match="degrees of freedom must be a number >= 1"):
         t_quantile(df)
+
+
+def test_a_fractional_df_is_welchs_and_agrees_with_scipy():
+    """Issue 56: Welch-Satterthwaite's degrees of freedom are fractional; the quantile and the difference interval
+    under df = "welch" agree with scipy's Welch test."""
+    from grpo_lab.stats import diff_ci, diff_p, welch_df
+
+    assert t_quantile(2.5) == pytest.approx(sp.t.isf(0.025, 2.5), rel=1e-12)
+    rng = np.random.default_rng(3)
+    for na, nb in ((6, 6), (4, 9), (3, 12)):
+        a, b = rng.normal(0.5, 0.1, na), rng.normal(0.45, 0.25, nb)
+        res = sp.ttest_ind(a, b, equal_var=False)
+        assert diff_p(a, b, df="welch") == pytest.approx(res.pvalue, rel=1e-10)
+        lo, hi = res.confidence_interval(0.95)
+        assert diff_ci(a, b, df="welch")[1:] == pytest.approx((lo, hi), rel=1e-10)
+        assert min(na, nb) - 1 <= welch_df(a, b) <= na + nb - 2
+        assert diff_ci(a, b, df="min-n")[2] >= diff_ci(a, b, df="welch")[2]  # min-n: the conservative side
+    with pytest.raises(ValueError, match="df must be one of welch, min-n"):
+        diff_ci([1.0, 2.0], [1.0, 3.0], df="satterthwaite")
 
 
 def test_the_helpers_refuse_what_they_cannot_compute_by_name():
