@@ -194,39 +194,51 @@ def separated(a, b, confidence: float = 0.95) -> str | None:
     return None
 
 
+def t_interval(d: float, se: float, dof: float, confidence: float = 0.95) -> tuple[float, float]:
+    """``d ± t_{dof} · se``: the two-sided interval of an estimate with standard error ``se`` and ``dof`` degrees of
+    freedom (every t-interval of this module, and the study engine's at any level)."""
+    half = t_quantile(dof, confidence) * se
+    return d - half, d + half
+
+
+def t_p(d: float, se: float, dof: float) -> float:
+    """The two-sided p-value of ``d`` against 0 by its t statistic ``d / se``; ``se = 0``: 1 at 0, else 0."""
+    if se == 0:
+        return 1.0 if d == 0 else 0.0
+    return min(1.0, _two_tails(abs(d) / se, dof))
+
+
+def diff_parts(a, b, df: str = "min-n") -> tuple[float, float, float]:
+    """``(mean(a) - mean(b), Welch's standard error sqrt(s_a^2 / n_a + s_b^2 / n_b), degrees of freedom)``, the df by
+    the named convention (``"min-n"`` or ``"welch"``)."""
+    a, b = _sample(a, "diff_ci"), _sample(b, "diff_ci")
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a difference interval needs at least 2 values on each side, got {a.size} and {b.size}")
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return float(a.mean() - b.mean()), se, _df(a, b, df)
+
+
 def diff_ci(a, b, confidence: float = 0.95, df: str = "min-n") -> tuple[float, float, float]:
     """``(mean(a) - mean(b), lo, hi)``: the difference of two means over seeds and its t-interval, Welch's standard
     error ``sqrt(s_a^2 / n_a + s_b^2 / n_b)`` with the degrees of freedom ``df`` names: ``"min-n"``
     (``min(n_a, n_b) - 1``, the conservative choice, the default here since notebook 10) or ``"welch"``
     (Welch-Satterthwaite, :func:`welch_df`: what ``scipy.stats.ttest_ind(equal_var=False)`` uses). A study's plan
     declares which (``[analysis] df``). Introduced in notebook 10."""
-    a, b = _sample(a, "diff_ci"), _sample(b, "diff_ci")
-    if a.size < 2 or b.size < 2:
-        raise ValueError(f"a difference interval needs at least 2 values on each side, got {a.size} and {b.size}")
-    half = t_quantile(_df(a, b, df), confidence) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    d = float(a.mean() - b.mean())
-    return d, d - half, d + half
+    d, se, dof = diff_parts(a, b, df)
+    return (d, *t_interval(d, se, dof, confidence))
 
 
 def diff_p(a, b, df: str = "min-n") -> float:
     """The two-sided p-value of ``mean(a) - mean(b)`` by the t statistic of :func:`diff_ci` at the same ``df``
     convention (the interval excludes 0 at 95% exactly when p < 0.05). A difference of 0 gives 1; two samples
     without spread and apart give 0."""
-    a, b = _sample(a, "diff_p"), _sample(b, "diff_p")
-    if a.size < 2 or b.size < 2:
-        raise ValueError(f"a difference test needs at least 2 values on each side, got {a.size} and {b.size}")
-    d = float(a.mean() - b.mean())
-    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    if se == 0:
-        return 1.0 if d == 0 else 0.0
-    return min(1.0, _two_tails(abs(d) / se, _df(a, b, df)))
+    return t_p(*diff_parts(a, b, df))
 
 
-def interaction_ci(a, b, c, d, confidence: float = 0.95, df: str = "min-n") -> tuple[float, float, float, float]:
-    """``(delta, lo, hi, p)`` for ``delta = (mean(a) - mean(b)) - (mean(c) - mean(d))`` over four independent samples
-    (does a treatment change a difference?): standard error ``sqrt(sum s_i^2 / n_i)``, degrees of freedom by ``df``
-    (``"min-n"``: the smallest ``n_i - 1``; ``"welch"``: Welch-Satterthwaite over the four, :func:`welch_df_of`).
-    Introduced for study 3's planned test of the KL penalty (docs/results/smollm2-study3/PLAN.md)."""
+def interaction_parts(a, b, c, d, df: str = "min-n") -> tuple[float, float, float]:
+    """``(delta, se, dof)`` for ``delta = (mean(a) - mean(b)) - (mean(c) - mean(d))`` over four independent samples:
+    standard error ``sqrt(sum s_i^2 / n_i)``, degrees of freedom by ``df`` (``"min-n"``: the smallest ``n_i - 1``;
+    ``"welch"``: Welch-Satterthwaite over the four, :func:`welch_df_of`)."""
     xs = [_sample(x, "interaction_ci") for x in (a, b, c, d)]
     if any(x.size < 2 for x in xs):
         raise ValueError(f"an interaction needs at least 2 values in each of its four samples, got "
@@ -236,9 +248,14 @@ def interaction_ci(a, b, c, d, confidence: float = 0.95, df: str = "min-n") -> t
     delta = float(xs[0].mean() - xs[1].mean() - (xs[2].mean() - xs[3].mean()))
     se = math.sqrt(sum(float(x.var(ddof=1)) / x.size for x in xs))
     dof = welch_df_of([(x.var(ddof=1), x.size) for x in xs]) if df == "welch" else float(min(x.size for x in xs) - 1)
-    half = t_quantile(dof, confidence) * se
-    p = (1.0 if delta == 0 else 0.0) if se == 0 else min(1.0, _two_tails(abs(delta) / se, dof))
-    return delta, delta - half, delta + half, p
+    return delta, se, dof
+
+
+def interaction_ci(a, b, c, d, confidence: float = 0.95, df: str = "min-n") -> tuple[float, float, float, float]:
+    """``(delta, lo, hi, p)`` of :func:`interaction_parts` (does a treatment change a difference?). Introduced for
+    study 3's planned test of the KL penalty (docs/results/smollm2-study3/PLAN.md)."""
+    delta, se, dof = interaction_parts(a, b, c, d, df)
+    return (delta, *t_interval(delta, se, dof, confidence), t_p(delta, se, dof))
 
 
 def mean_p(values, value: float = 0.0) -> float:

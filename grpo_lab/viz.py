@@ -723,18 +723,29 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
 
 def comparison_intervals(rows, margin: float | None = None, xlabel: str = "difference",
                          title: str | None = None) -> Figure:
-    """A forest plot of comparisons (the study engine): ``rows`` of ``(label, d, lo, hi, planned)``; planned ones
-    in black, exploratory in grey; a line at 0 and, with ``margin``, the plan's band of equivalence. The x axis is
-    fitted to the intervals."""
+    """A forest plot of comparisons (the study engine): ``rows`` of ``(label, d, lo, hi, planned)`` or
+    ``(label, d, lo, hi, planned, marks)``; planned ones in black, exploratory in grey; a line at 0 and, with
+    ``margin``, the plan's band of equivalence. ``marks``: ``[(x, "size" or "claim"), ...]`` on that row: a size
+    rule's threshold (a red bar across the row) and a published claim (an orange star; where it lies off the axis,
+    an arrow at the edge with its value). The x axis is fitted to the intervals and the thresholds."""
     longest = max([len(r[0]) for r in rows] or [10])
     fig, ax = _fig(width=max(WIDTH, 4.5 + 0.065 * longest), height=max(2.4, 0.4 * len(rows) + 1.8), title=title)
     shown = [0.0]
-    for i, (label, d, lo, hi, planned) in enumerate(rows):
+    claims = []
+    kinds = set()
+    for i, (label, d, lo, hi, planned, *rest) in enumerate(rows):
         y = len(rows) - 1 - i
         colour = "0.1" if planned else "0.55"
         ax.errorbar([d], [y], xerr=[[d - lo], [hi - d]], color=colour, marker="D" if planned else "o", ms=5,
                     capsize=3, ls="none")
         shown += [lo, hi]
+        for x, kind in (rest[0] if rest else []):
+            kinds.add(kind)
+            if kind == "size":
+                ax.plot([x, x], [y - 0.35, y + 0.35], color="#d62728", lw=2)
+                shown.append(x)
+            else:
+                claims.append((x, y))
     ax.axvline(0, color="0.4", lw=1, ls=":")
     handles = [Patch(color="0.1", label="planned (read with the plan's correction)"),
                Patch(color="0.55", label="exploratory (no verdict)")]
@@ -745,10 +756,25 @@ def comparison_intervals(rows, margin: float | None = None, xlabel: str = "diffe
     limits = _fit(shown)
     if limits:
         ax.set_xlim(*limits)
+    left, right = ax.get_xlim()
+    for x, y in claims:
+        if left <= x <= right:
+            ax.plot([x], [y], marker="*", color="#ff7f0e", ms=11, ls="none")
+        else:  # off the axis: an arrow at the edge pointing to it, with its value
+            edge = right if x > right else left
+            span = right - left
+            ax.annotate(f"claim {x:+.3f}", xy=(edge, y), xytext=(edge - 0.2 * span if x > right else edge + 0.2 * span,
+                                                                   y + 0.3),
+                        color="#ff7f0e", fontsize=7, ha="center",
+                        arrowprops=dict(arrowstyle="->", color="#ff7f0e"))
+    if "size" in kinds:
+        handles.append(Patch(color="#d62728", label="a size rule's threshold"))
+    if claims:
+        handles.append(Patch(color="#ff7f0e", label="the published claim (arrow: off the axis)"))
     ax.set_yticks(range(len(rows)), [r[0] for r in rows][::-1], fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel(xlabel)
-    fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=len(handles))
+    fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=min(len(handles), 3))
     return fig
 
 

@@ -17,7 +17,8 @@ LAYERS = [
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "report"},
     {"compare", "profile"},
-    {"study"},
+    {"study.measures", "study.plan", "study.run", "study.readings", "study.data", "study.words", "study.figures", "study.render",
+     "study"},  # the study room: one idea a file (docs/architecture.md)
     {"cli", "checks"},
     {""},  # the package itself
 ]

@@ -112,8 +112,20 @@ def result(plan: Path, m: str, s: int) -> Path:
     (lambda t: t + '\n[[exploratory]]\na = "sign"\nb = "grpo"\nverdict = true\n', "a verdict is drawn only from a planned"),
     (lambda t: t.replace('eval_samples = 4', 'eval_samples = 4\nestimator = "sign"'), "'estimator' is not a setting"),
     (lambda t: t.replace('seeds = [0, 1, 2]', 'seeds = [0, 0]'), "seeds list a seed twice"),
+    (lambda t: t.replace('[[comparisons]]\na = "sign"\nb = "start"',
+                         '[[comparisons]]\na = "sign"\nb = "start"\nlabel = "sign − grpo"'), "share the label"),
+    # issue 56: the same comparison twice, a confounded one, an unknown df, a size rule without its interval
     (lambda t: t.replace('[[comparisons]]\na = "sign"\nb = "start"', '[[comparisons]]\na = "sign"\nb = "grpo"'),
-     "share the label"),
+     "'sign − grpo' repeats 'sign − grpo' (the same arms, measure and pairing)"),
+    (lambda t: t.replace('[arms.sign]\nmethod = "sign"', '[arms.sign]\nmethod = "sign"\nlearning_rate = 1e-3'),
+     "confounded: the arms differ in learning_rate and estimator (sign, grpo)"),
+    (lambda t: t.replace('correction = "holm"', 'correction = "holm"\ndf = "satterthwaite"'),
+     "df 'satterthwaite' is not a convention"),
+    (lambda t: t + '\n[[hypotheses]]\nname = "H"\ntest = "sign − grpo"\nsize = 0.1\n',
+     "a size rule says which interval it reads"),
+    (lambda t: t + '\n[[hypotheses]]\nname = "H"\ntest = "nope"\n', "test 'nope' is not the label"),
+    (lambda t: t + '\n[[hypotheses]]\nname = "H"\ntest = "sign − grpo"\nsize = nan\ninterval = "holm"\n',
+     "size must be a positive finite number"),
 ])
 def test_a_bad_plan_is_refused_in_one_line_naming_the_field(tmp_path, edit, message):
     plan = tmp_path / "plan.toml"
@@ -336,7 +348,20 @@ def test_a_treatment_that_did_not_take_is_said(tmp_path):
     took = {name: r for name, _, r in s.manipulation()}
     assert took["sign"].lo > 0 and took["grpo"].lo < 0 < took["grpo"].hi
     report = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
-    assert "**did not measurably take**" in report and "did not measurably take in grpo" in report
+    assert "**did not move it**" in report and "did not measurably move its measure in grpo" in report
+
+
+def test_a_treatment_that_moved_its_measure_down_is_not_called_untaken(tmp_path):
+    """Issue 56: study 3's summary said the lr 1e-3 arms "did not take" while its own section showed both moved
+    pass@1 down, separated. Three words now: took, moved it the wrong way, did not move it."""
+    plan = make_study(tmp_path / "down", means={"grpo": 0.05, "sign": 0.9})
+    write_json_atomic(plan.parent / "runs" / "base" / "start.json", evaluation(np.random.default_rng(0), 1.0))
+    s = Study.load(plan)
+    took = {name: r for name, _, r in s.manipulation()}
+    assert took["grpo"].hi < 0  # the start solves everything: grpo moved it down, separated
+    text = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
+    assert "**moved it the wrong way**" in text and "moved its measure down from the start in grpo" in text
+    assert "did not measurably move its measure in grpo" not in text
 
 
 def commit(cwd, *args, day: int):
@@ -522,7 +547,8 @@ def test_a_selection_chooses_on_the_validation_split_and_the_comparison_reads_th
     assert s.chosen("grpo-best") == "grpo-b" and s.chosen("sign-best") == "sign-b"
     r = s.planned[0]
     x, y = (list(s.values(a).values()) for a in ("sign-b", "grpo-b"))
-    assert (r.d, r.lo, r.hi) == stats.diff_ci(x, y)  # the test values of the arms chosen on validation
+    d, lo, hi = stats.diff_ci(x, y, df="welch")  # the plan's default df (issue 56)
+    assert (r.d, r.lo, r.hi) == pytest.approx((d, lo, hi), rel=1e-12)  # the test values of the arms chosen
     report = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
     assert "## Selections (on the validation split" in report and "**grpo-b**" in report
 
@@ -549,7 +575,8 @@ def test_a_disjoint_pool_makes_an_overlapping_task_held_out(tmp_path, toy_task):
 
 def test_an_interaction_is_the_difference_of_two_differences(tmp_path):
     """Issue 49's H1 is an interaction: does a KL penalty change sign − drgrpo? (a − b) − (c − d) over four arms,
-    Welch's standard error, the smallest n − 1 degrees of freedom."""
+    Welch's standard error, the degrees of freedom the plan declares (issue 56: Welch-Satterthwaite by default,
+    min-n when the plan says so)."""
     plan = make_selection_study(tmp_path, {"grpo-a": 0.5, "grpo-b": 0.2, "sign-a": 0.3, "sign-b": 0.7},
                                 {"grpo-a": 0.5, "grpo-b": 0.5, "sign-a": 0.5, "sign-b": 0.5})
     plan.write_text(plan.read_text() + '\n[[comparisons]]\na = "sign-b"\nb = "grpo-b"\nc = "sign-a"\nd = "grpo-a"\n')
@@ -558,7 +585,12 @@ def test_an_interaction_is_the_difference_of_two_differences(tmp_path):
     v = {a: list(s.values(a).values()) for a in ("sign-b", "grpo-b", "sign-a", "grpo-a")}
     d = np.mean(v["sign-b"]) - np.mean(v["grpo-b"]) - (np.mean(v["sign-a"]) - np.mean(v["grpo-a"]))
     se = math.sqrt(sum(np.var(x, ddof=1) / len(x) for x in v.values()))
-    assert r.kind == "interaction" and r.d == pytest.approx(d) and r.hi - r.d == pytest.approx(stats.t_quantile(2) * se)
+    dof = stats.welch_df_of([(np.var(x, ddof=1), len(x)) for x in v.values()])
+    assert r.kind == "interaction" and r.d == pytest.approx(d) and r.hi - r.d == pytest.approx(stats.t_quantile(dof) * se)
+    assert (r.d, r.lo, r.hi, r.p) == pytest.approx(stats.interaction_ci(*v.values(), df="welch"), rel=1e-12)
+    plan.write_text(plan.read_text() + '\n[analysis]\ndf = "min-n"\n')
+    r = Study.load(plan).planned[1]
+    assert r.hi - r.d == pytest.approx(stats.t_quantile(2) * se)
     assert r.spec.label == "(sign-b − grpo-b) − (sign-a − grpo-a)" and "exceed" in bound(s, r)
     bad = plan.read_text() + '\n[[comparisons]]\na = "sign-b"\nb = "grpo-b"\nc = "sign-a"\n'
     plan.write_text(bad)
@@ -570,7 +602,8 @@ def test_directories_that_evaluate_the_same_start_share_it(tmp_path, capsys):
     """Issue 49: a study with arms at two learning rates evaluates its start once (the rate does not change it)."""
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN.format(analysis="", comparison="").replace("seeds = [0, 1, 2]", "seeds = [0]")
-                    .replace('method = "sign"', 'method = "sign"\nlearning_rate = 1e-3'))
+                    .replace('method = "sign"', 'method = "sign"\nlearning_rate = 1e-3')
+                    .replace('a = "sign"\nb = "grpo"', 'a = "sign"\nb = "grpo"\ncontrast = "a test of the shared start"'))
     assert main(["study", "run", str(plan), "--no-report"]) == 0
     out = capsys.readouterr().out
     starts = sorted(tmp_path.glob("runs/*/start.json"))
@@ -644,7 +677,7 @@ def _hold_lock(lock_dir, ready):
 def test_with_workers_the_parent_loads_no_model(tmp_path, monkeypatch):
     """The start's evaluation loads the model: with --workers the workers do it, and the parent only checks the
     directories and waits (in study 3 an idle parent held 3.4 GB for the whole study)."""
-    from grpo_lab import study
+    from grpo_lab.study import run as study
 
     plan = read_plan(_four_run_plan(tmp_path))
 
@@ -670,8 +703,10 @@ def test_an_output_page_carries_the_whole_verdict_or_only_the_headline(tmp_path)
         (tmp_path / name).write_text("before\n<!-- v:begin -->\n<!-- v:end -->\nafter\n")
     want, _ = build(plan, root=tmp_path)
     long, short = want[tmp_path / "long.md"], want[tmp_path / "short.md"]
-    head = f"**A two-arm study** ([report](REPORT.md)) {headline(Study.load(plan))}"
-    assert head in long and head in short
+    head = f"**A two-arm study** ([report](REPORT.md)) "
+    assert head + headline(Study.load(plan)) in long
+    assert head + headline(Study.load(plan), brief=True) in short  # issue 56: the brief form on a short page
+    assert len(headline(Study.load(plan), brief=True)) < len(headline(Study.load(plan)))
     assert "Planned (pass@1, 3 seeds per arm" in long and "sign − grpo +" in long.split("Planned")[1]
     assert "Planned (" not in short and "Each planned comparison's interval is in the report." in short
     assert short.startswith("before\n") and short.endswith("\nafter\n")

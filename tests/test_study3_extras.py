@@ -1,5 +1,6 @@
-"""Study 3's extras (docs/results/smollm2-study3/extras.py): H1 and H2 are worded by PLAN.md's own rule, whatever the
-data say, and the mechanism table summarises each run's per-step history as it says."""
+"""Study 3's extras (docs/results/smollm2-study3/extras.py): no verdict of their own (H1 and H2 are the engine's,
+from the plan's [[hypotheses]]), "what is left" follows the readings (reversed data, reversed sentence), and the
+mechanism table summarises each run's per-step history as it says."""
 
 from pathlib import Path
 
@@ -22,22 +23,12 @@ def _set(study, a, c, **values):
         setattr(r, k, v)
 
 
-@pytest.mark.parametrize("h1, h2, words1, words2", [
-    (dict(d=0.2, lo=0.1, hi=0.3, apart=True), dict(d=-0.2, lo=-0.3, hi=-0.1, apart=True),
-     ["**supported**"], ["**contradicted**"]),
-    (dict(d=0.0, lo=-0.05, hi=0.05, apart=False), dict(d=0.1, lo=-0.1, hi=0.3, apart=False),
-     ["**not supported**", "excludes interactions above +0.10", "refutes it as an explanation of the paper's size"],
-     ["**not supported**", "still allows Sign advantages up to +0.300", "not refuted as a part of the paper's size",
-      "(lr 3e-4 for both)"]),
-])
-def test_h1_and_h2_are_worded_by_the_plans_rule(loaded, monkeypatch, h1, h2, words1, words2):
+def test_the_extras_word_no_verdict_and_h1_h2_are_the_engines(loaded):
+    """Issue 56: extras.py has no headline; the report's H1 and H2 lines come from the plan's [[hypotheses]]."""
     study, extras = loaded
-    monkeypatch.setattr(study, "chosen", lambda name: name.replace("-best", "-3e-4"))
-    _set(study, "sign-kl", True, **h1)
-    _set(study, "sign-best", False, **h2)
-    h = extras.hypotheses(study)
-    assert all(w in h["H1"] for w in words1), h["H1"]
-    assert all(w in h["H2"] for w in words2), h["H2"]
+    assert not hasattr(extras, "headline") and not hasattr(extras, "hypotheses")
+    assert [h.name for h in study.plan.hypotheses] == ["H1", "H2"]
+    assert all(h.size == 0.10 and h.interval == "per-comparison" for h in study.plan.hypotheses)
 
 
 def test_the_mechanism_is_each_runs_history_summarised(loaded):
@@ -53,20 +44,31 @@ def test_the_mechanism_is_each_runs_history_summarised(loaded):
     assert extras.mechanism(study)[beta0]["kl/share_of_loss"] == {}  # no KL term at β = 0: nothing to summarise
 
 
-def test_what_is_left_is_said_only_when_neither_hypothesis_holds(loaded, monkeypatch):
-    """The replication page's "What is left of the +45 points": each hypothesis's bound as a share of the paper's
-    +0.454, and the shared rate at which the estimators were furthest apart; nothing when a hypothesis holds."""
+def _rates(study, monkeypatch, ds: dict, apart: set):
+    for a, d in ds.items():
+        r = next(r for r in study.planned if r.spec.a == a and r.spec.c is None)
+        for k, v in dict(d=d, lo=d - 0.05, hi=d + 0.05, apart=a in apart, why_not=None).items():
+            monkeypatch.setattr(r, k, v)
+
+
+def test_what_is_left_follows_the_readings_and_reverses_with_them(loaded, monkeypatch):
+    """Issue 56: the first edition said "a shared rate that suits one estimator and starves the other can make a gap
+    of this order by itself" whatever the data were. Now each clause is read off the data: with Dr.GRPO far ahead at
+    lr 1e-4 it says the gap ran against the paper; with the data reversed (Sign far ahead) it says the opposite."""
     study, extras = loaded
     monkeypatch.setattr(study, "complete", True)
     _set(study, "sign-kl", True, d=0.0, lo=-0.1, hi=0.0454, apart=False)
     _set(study, "sign-best", False, d=0.0, lo=-0.1, hi=0.227, apart=False)
-    for a, d in (("sign-1e-4", -0.3), ("sign-3e-4", 0.02), ("sign-1e-3", -0.01)):
-        r = next(r for r in study.planned if r.spec.a == a and r.spec.c is None)
-        monkeypatch.setattr(r, "d", d)
-        monkeypatch.setattr(r, "apart", a == "sign-1e-4")
+    _rates(study, monkeypatch, {"sign-1e-4": -0.3, "sign-3e-4": 0.02, "sign-1e-3": -0.01}, {"sign-1e-4"})
     words = extras.left_words(study)
-    assert "at most +0.045 (95%), 10% of the paper's +0.454" in words and "+0.227 open, 50% of it" in words
-    assert "at lr 1e-4 the two estimators were 0.300 apart in pass@1, in Dr.GRPO's favour" in words
-    assert "separated after Holm" in words and "at the other rates lr 3e-4" in words
-    _set(study, "sign-kl", True, d=0.2, lo=0.1, hi=0.3, apart=True)
-    assert extras.left_words(study) == ""
+    assert "H1 leaves at most +0.045 in Sign's favour (95% per comparison), 10% of the paper's +0.454" in words
+    assert "H2 leaves at most +0.227" in words and "50% of the paper's" in words
+    assert "largest gap was at lr 1e-4, 0.300 in pass@1 in Dr.GRPO's favour, against the paper's direction" in words
+    assert "separated after Holm" in words and "no shared rate put Sign ahead by more than +0.070" in words
+    assert "moved the gap towards Dr.GRPO" in words and "starves" not in words
+    _rates(study, monkeypatch, {"sign-1e-4": 0.3, "sign-3e-4": -0.02, "sign-1e-3": 0.01}, {"sign-1e-4"})
+    reversed_words = extras.left_words(study)
+    assert reversed_words != words
+    assert "0.300 in pass@1 in Sign's favour, in the paper's direction" in reversed_words
+    assert "a shared rate put Sign ahead, separated: lr 1e-4" in reversed_words
+    assert "moved the gap towards Sign" in reversed_words

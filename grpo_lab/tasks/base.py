@@ -39,6 +39,12 @@ class Task:
     def problems(self, split: str, n: int | None, seed: int, smoke: bool = False) -> list[Problem]:
         raise NotImplementedError
 
+    def canonical(self, problem: Problem) -> str:
+        """A form two problems share when they are the same problem in other words ("3 + 1" and "1 + 3"): a study's
+        overlap line counts evaluation problems whose form is in the training pool as near-duplicates. The default
+        is the prompt itself (only exact text counts)."""
+        return problem.prompt
+
 
 TASKS: dict[str, Task] = {}
 FAMILIES: dict = {}  # prefix -> factory(rest of the name) -> Task, for names like "gym:chain_sum"

@@ -89,6 +89,16 @@ class GymTask(Task):
                                                   if self.options else "")
         self._scorer = None
 
+    def canonical(self, problem: Problem) -> str:
+        """chain_sum: the multiset of its signed terms ("28 + 79" and "79 + 28" are one sum; "4 - 7" and "-7 + 4"
+        too), so a commuted twin of a training problem is a near-duplicate; other datasets: the prompt."""
+        if self.dataset == "chain_sum":
+            expr = problem.prompt.rsplit(":", 1)[-1].split("=")[0]
+            terms = re.findall(r"([+-]?)\s*(\d+)", expr.replace(" ", ""))
+            if terms:
+                return "sum:" + ",".join(sorted(f"{sign or '+'}{int(n)}" for sign, n in terms))
+        return problem.prompt
+
     def _make(self, seed: int, size: int):
         rg = _import_gym()
         from reasoning_gym.factory import DATASETS

@@ -1,8 +1,7 @@
 """Readings that belong to the harm experiment only (named by plan.toml; `grpo-lab study report` calls them).
 
-- ``headline``: PLAN.md's own reading of comparison 1 (harmful if it separates below 0 after Holm; idle if it does
-  not and its interval lies within +-0.03; helpful if above), from the engine's unrounded reading, with the
-  manipulation check beside it.
+- No headline and no verdict: PLAN.md's reading of comparison 1 (harmful, idle within +-0.03, helpful) is the plan's
+  ``[[hypotheses]]`` entry "harm", judged by the engine (issue 56).
 - ``sections``: the shortcut signatures on single-digit sums, the lucky successes in the training logs, and the
   engine check the studies on the fast path quote (read from the paired run's plan by the same engine).
 - ``outputs``: ``grpo_lab/data/harm.json``, the data lesson 11 reads.
@@ -22,25 +21,6 @@ ROOT = HERE.parents[2]
 DATA = ROOT / "grpo_lab" / "data" / "harm.json"
 SIGNATURES = (("repeats prompt", "repeats_prompt"), ("no working", "no_working"), ("answered", "answered"),
               ("length", "length_mean"))
-
-
-def headline(study) -> str:
-    first = study.readings["planned"][0]  # grpo-hard vs the start
-    took = dict((name, r) for name, _, r in study.manipulation())["grpo-hard"]
-    lo, hi, m = first.lo, first.hi, study.plan.margin
-    if first.apart and hi < 0:
-        found = "harmful here, on the capability measured"
-    elif first.apart:
-        found = "helpful here, not harmful"
-    elif -m <= lo and hi <= m:
-        found = f"idle here, within the plan's ±{m:g}"
-    else:
-        found = (f"undecided at this size: with the start's own sampling error the interval allows a loss of up to "
-                 f"{max(-lo, 0):.3f} and a gain of up to {max(hi, 0):.3f}, wider than the plan's ±{m:g}")
-    caveat = ("" if took.d is not None and took.lo > 0 else
-              f" The treatment barely took: GRPO moved the hard task's own pass@1 by {interval(took)}, so few lucky "
-              "successes were reinforced at all.")
-    return f"Lucky successes were **{found}**.{caveat}"
 
 
 def engine_check() -> str:
@@ -157,12 +137,11 @@ def outputs(study, pages: dict) -> dict:
             ev = parse_measure(f"{t} pass@1", study.plan.tasks, "harm").evaluation(first.start, first.arm.config.task)
             p1, se = study.start("grpo-hard", parse_measure(f"{t} pass@1", study.plan.tasks, "harm"))
             start[t] = {"pass@1": round(p1, 6), "greedy": round(ev["greedy"], 6), "pass@1_se": round(se, 6)}
-    head = headline(study) if study.complete else None
     out = {"source": "docs/results/harm (grpo-lab study report docs/results/harm/plan.toml)",
            "plan": "docs/results/harm/PLAN.md", "runs_done": study.done, "runs_planned": study.total,
            "seeds_planned": len(study.plan.seeds), "easy_task": study.plan.tasks["easy"],
            "hard_task": study.plan.tasks["hard"], "start": start, "arms": arms,
-           "verdict": verdict_line(study, "docs/results/harm/REPORT.md", head),
+           "verdict": verdict_line(study, "docs/results/harm/REPORT.md"),
            "planned": [dict(label=r.spec.label, d=r.d, lo=r.lo, hi=r.hi, p=r.p, apart=r.apart)
                        for r in study.planned]}
     return {DATA: json.dumps(out, indent=1, sort_keys=True) + "\n"}

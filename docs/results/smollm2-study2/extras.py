@@ -366,7 +366,8 @@ def shipped(study) -> str:
             m: [dict(seed=s, pass_at_1=r["eval"]["pass_at_k"]["1"], greedy=r["eval"]["greedy"],
                      completions=r["completions"], steps=r["steps_done"]) for s, r in study.data[arm].runs.items()]
             for m, arm in arms.items()})
-    arms, task, draws, distinct, seen, pool, _ = study.overlap()[0]
+    arms, task, o, _ = study.overlap()[0]
+    draws, distinct, seen, pool = o["draws"], o["distinct"], o["in_training"], o["pool"]
     logged = {}  # what the model wrote: the largest-advantage completion of seed 0's first and last three steps
     for rate in RATES:
         for m in ("grpo", "sign"):

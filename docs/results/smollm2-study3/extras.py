@@ -3,9 +3,10 @@
 - ``sections``: the mechanism, read on the quantities each hypothesis names (PLAN.md, "Measures": descriptive):
   per arm the gradient norm before clipping, the KL term's share of the loss (β = 0.04), the size of each update
   and the adapter's distance from its start after the last step, from every finished run's per-step history.
-- ``headline``: H1 and H2 in words (once every run has finished), from the planned comparisons and PLAN.md's own
-  refutation rule (an interval that excludes differences above +0.10 refutes a hypothesis as an explanation of
-  the paper's size).
+  Also each run's training reward and completion length over its first and last 10% of steps (what tells
+  "learns slowly" from "does not move").
+- No headline and no verdict: H1 and H2 are judged by the engine from the plan's ``[[hypotheses]]`` (PLAN.md's
+  rule, moved there by issue 56).
 - ``outputs``: the study's block of docs/replication-2605.07689.md (its section "Why might the paper see +45
   points?") and lesson 10's data, grpo_lab/data/smollm2_study3.json (interim while runs are missing: it says so).
 """
@@ -17,18 +18,30 @@ import numpy as np
 
 from grpo_lab.report import md_table
 from grpo_lab.stats import diff_ci, fmt_ci
-from grpo_lab.study import fill, interval, verdict_line, verdict_word
+from grpo_lab.study import fill, hypothesis_line, interval, verdict_line
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 REPLICATION = ROOT / "docs" / "replication-2605.07689.md"
 DATA = ROOT / "grpo_lab" / "data" / "smollm2_study3.json"
-SIZE = 0.10  # PLAN.md: an interval excluding differences above +0.10 refutes a hypothesis as the paper's explanation
 # (history key, how a run's steps are summarised, what the report calls it)
 MECHANISM = (("grad_norm", "mean", "gradient norm before clipping (mean over steps)"),
              ("kl/share_of_loss", "mean", "KL term's share of the loss (mean over steps)"),
              ("update/step_norm", "mean", "size of one update, ‖θ_t − θ_(t−1)‖ (mean over steps)"),
              ("update/from_start", "last", "distance from the start after the last step, ‖θ_T − θ_0‖"))
+# (history key, which steps, what the report calls it): the first and the last 10% of a run's steps
+TRAJECTORY = (("reward", "first", "training reward, first 10% of steps"),
+              ("reward", "last", "training reward, last 10% of steps"),
+              ("completion_length", "first", "completion length (tokens), first 10% of steps"),
+              ("completion_length", "last", "completion length (tokens), last 10% of steps"))
+
+
+def _step_value(h: dict, key: str):
+    if key == "completion_length":  # tokens per completion generated at that step
+        t, c = h.get("sampling/tokens"), h.get("sampling/completions")
+        return t / c if isinstance(t, (int, float)) and isinstance(c, (int, float)) and c > 0 else None
+    v = h.get(key)
+    return v if isinstance(v, (int, float)) else None
 
 
 def per_seed(study, arm: str, key: str, how: str) -> dict:
@@ -36,10 +49,19 @@ def per_seed(study, arm: str, key: str, how: str) -> dict:
     its ``last`` value); a run that never logged it (the KL share at β = 0) is left out."""
     out = {}
     for seed, r in sorted(study.data[arm].runs.items()):
-        v = [h[key] for h in r["history"] if isinstance(h.get(key), (int, float))]
-        if v:
-            out[seed] = float(np.mean(v)) if how == "mean" else float(v[-1])
+        v = [x for x in (_step_value(h, key) for h in r["history"]) if x is not None]
+        if not v:
+            continue
+        tenth = max(1, len(v) // 10)
+        out[seed] = float({"mean": np.mean(v), "last": v[-1], "first": np.mean(v[:tenth]),
+                           "last10": np.mean(v[-tenth:])}[how])
     return out
+
+
+def trajectory(study) -> dict:
+    """``{arm: {"reward first": {seed: value}, ...}}``: :data:`TRAJECTORY` per arm."""
+    return {arm: {f"{key} {which}": per_seed(study, arm, key, "first" if which == "first" else "last10")
+                  for key, which, _ in TRAJECTORY} for arm in study.data}
 
 
 def mechanism(study) -> dict:
@@ -95,7 +117,20 @@ def sections(study) -> list:
             "parameters). Each cell is a mean over seeds [95% t-interval] of one summary per run. No test: these "
             "say how the arms differ, not which is better.", "",
             *md_table(["arm", "seeds", *[what for _, _, what in MECHANISM]], rows), "",
-            mechanism_words(study, mech), "", canary_words(study), ""]
+            mechanism_words(study, mech), "", *trajectory_table(study), canary_words(study), ""]
+
+
+def trajectory_table(study) -> list:
+    """Each arm's training reward and completion length at the start and the end of training: an arm whose adapter
+    moved while neither did learned nothing it could show (lesson 10 reads lr 1e-4 this way)."""
+    traj = trajectory(study)
+    rows = [[study.plan.arms[arm].label]
+            + [fmt_ci(list(traj[arm][f"{key} {which}"].values()),
+                      clip=(0.0, 1.0) if key == "reward" else (0.0, float("inf"))) if traj[arm][f"{key} {which}"]
+               else "—" for key, which, _ in TRAJECTORY] for arm in study.data]
+    return ["Training reward and completion length over the first and the last 10% of each run's steps (mean over "
+            "seeds [95% t-interval]; the length is tokens per sampled completion, `sampling/tokens` over "
+            "`sampling/completions`):", "", *md_table(["arm", *[what for _, _, what in TRAJECTORY]], rows), ""]
 
 
 def canary_words(study) -> str:
@@ -114,15 +149,6 @@ def canary_words(study) -> str:
             "the weights being trained, as far as a fixed probe can tell.")
 
 
-def _reading(study, a: str, c: bool = False):
-    return next(r for r in study.planned if r.spec.a == a and (r.spec.c is not None) == c)
-
-
-def _tests(study) -> tuple:
-    """``(h1, h2)``: H1's planned test (the KL penalty's interaction) and H2's (best against best)."""
-    return _reading(study, "sign-kl", c=True), _reading(study, "sign-best")
-
-
 def _rate(study, arm: str) -> str:
     """An arm's learning rate as the plan writes it (3e-4)."""
     return f"{study.plan.arms[arm].config.learning_rate:.0e}".replace("e-0", "e-")
@@ -139,73 +165,47 @@ def _shared_rates(study) -> list:
     return out
 
 
-def hypotheses(study) -> dict:
-    """H1 and H2 in words from the planned readings (once complete), each with the side of its interval that PLAN.md's
-    rule reads (a Sign advantage, or an interaction in its favour, up to the interval's top; both sides are in the
-    report's planned comparisons)."""
-    h1, h2 = _tests(study)
-    rate = {m: _rate(study, study.chosen(f"{m}-best")) for m in ("sign", "drgrpo")}
-
-    def words(r, what: str, excluded: str) -> str:
-        if r.d is None:
-            return f"cannot be read ({r.why_not})"
-        if r.apart and r.lo > 0:
-            return f"**supported**: {what} {interval(r)}, separated after Holm"
-        if r.apart:
-            return f"**contradicted**: {what} {interval(r)}, separated after Holm in the other direction"
-        size = (f"its interval excludes {excluded} above +{SIZE:.2f}, so PLAN.md's rule **refutes it as an "
-                "explanation of the paper's size**" if r.hi < SIZE else
-                f"its interval still allows {excluded} up to {r.hi:+.3f}, above PLAN.md's +{SIZE:.2f}: not refuted "
-                "as a part of the paper's size")
-        return f"**not supported**: {what} {interval(r)}, not separated after Holm; {size}"
-
-    best = f"lr {rate['sign']} for both" if rate["sign"] == rate["drgrpo"] else f"lr {rate['sign']} and {rate['drgrpo']}"
-    return {"H1": words(h1, "the KL penalty's change of Sign − Dr.GRPO", "interactions"),
-            "H2": words(h2, f"Sign − Dr.GRPO each at its best rate on validation ({best})", "Sign advantages")}
-
-
-def headline(study) -> str:
-    """H1 and H2, then what else the planned family separated, and whether the paper's +0.454 lies inside any
-    planned interval that names it."""
-    h, tests = hypotheses(study), _tests(study)
-    other = [f"{r.spec.label} {interval(r)} ({verdict_word(study, r)})" for r in study.planned
-             if r.apart and all(r is not t for t in tests)]
-    claims = [r for r in study.planned if r.spec.claim is not None and r.d is not None]
-    out = f"H1 (a KL penalty of fixed scale) {h['H1']}. H2 (the starved regime) {h['H2']}."
-    if other:
-        out += " Separated after Holm: " + "; ".join(other) + "."
-    if claims and all(not r.lo <= r.spec.claim <= r.hi for r in claims):
-        out += f" The paper's {claims[0].spec.claim:+.3f} lies outside every planned interval that names it."
-    return out
+def _sign_drgrpo(study, r) -> bool:
+    a, b = study.plan.arms.get(r.spec.a), study.plan.arms.get(r.spec.b)
+    return bool(a and b and (a.method, b.method) == ("sign", "drgrpo"))
 
 
 def left_words(study) -> str:
-    """What study 3 leaves of the paper's +45 points, from the planned readings (once complete, and only where neither
-    hypothesis is supported): the bound each sets as a share of the paper's size, and the shared rate at which the
-    two estimators were furthest apart beside the others."""
-    (h1, h2), rates = _tests(study), _shared_rates(study)
-    if not study.complete or h1.d is None or h2.d is None or h1.apart or h2.apart or len(rates) < 2:
+    """What study 3 leaves of the paper's +45 points, from the planned readings (once complete): each hypothesis's
+    bound as a share of the paper's size (the engine's judgement, per-comparison interval), then the shared rates:
+    in which direction the largest gap ran, separated or not, and how far in Sign's favour any shared rate reached.
+    Every clause follows the readings: reversed data give the reversed sentence (tests/test_study3_extras.py)."""
+    rates = _shared_rates(study)
+    tests = [study.reading(h.test) for h in study.plan.hypotheses]
+    if not study.complete or len(rates) < 2 or any(r is None or r.d is None for r in tests):
         return ""
-    claim = h2.spec.claim
+    claim = next((r.spec.claim for r in tests if r.spec.claim), None)
+    bounds = "; ".join(f"{h.name} leaves at most {r.hi:+.3f} in Sign's favour (95% per comparison)"
+                       + (f", {r.hi / claim:.0%} of the paper's {claim:+.3f}" if claim and r.hi > 0 else "")
+                       for h, r in zip(study.plan.hypotheses, tests))
     far = max(rates, key=lambda r: abs(r.d))
-    ahead = "Dr.GRPO's" if far.d < 0 else "Sign's"
-    others = "; ".join(f"lr {_rate(study, r.spec.a)} {interval(r)}" for r in rates if r is not far)
-    return (f"**What is left of the +45 points.** Neither hypothesis explains it here: the KL penalty's change of the "
-            f"gap in Sign's favour is at most {h1.hi:+.3f} (95%), {h1.hi / claim:.0%} of the paper's {claim:+.3f}, and "
-            f"each method at its best rate leaves a Sign advantage of at most {h2.hi:+.3f} open, {h2.hi / claim:.0%} "
-            f"of it. The largest difference among the shared rates is the learning rate's doing: at lr "
-            f"{_rate(study, far.spec.a)} the two estimators were {abs(far.d):.3f} apart in pass@1, in {ahead} favour (Sign − "
-            f"Dr.GRPO {interval(far)}{', separated after Holm' if far.apart else ''}); at the other rates {others}. "
-            "A shared rate that suits one estimator and starves the other can make a gap of this "
-            "order by itself. Whether that happened in the paper this study cannot say (the paper does not report "
-            "each method's rate chosen on its own): a hypothesis for a study at the paper's scale, not a finding. "
+    best_sign = max(rates, key=lambda r: r.hi)
+    towards = "Sign's" if far.d > 0 else "Dr.GRPO's"
+    direction = ("in the paper's direction" if far.d > 0 else "against the paper's direction")
+    sep = "separated after Holm" if far.apart else "not separated"
+    sign_apart = [r for r in rates if r.apart and r.d > 0]
+    reach = (f"a shared rate put Sign ahead, separated: {'; '.join(f'lr {_rate(study, r.spec.a)} {interval(r)}' for r in sign_apart)}"
+             if sign_apart else
+             f"no shared rate put Sign ahead by more than {best_sign.hi:+.3f} (the top of the interval at lr "
+             f"{_rate(study, best_sign.spec.a)}, {interval(best_sign)})")
+    return (f"**What is left of the +45 points.** {bounds}. Among the shared learning rates the largest gap was at lr "
+            f"{_rate(study, far.spec.a)}, {abs(far.d):.3f} in pass@1 in {towards} favour, {direction} ({interval(far)}, "
+            f"{sep}); {reach}. On this model, then, a mismatched rate moved the gap "
+            + ("towards Sign" if far.d > 0 else "towards Dr.GRPO") + ". Whether a rate chosen for one method and not "
+            "the other made the paper's gap is not something these runs can tell: study 4 reads a finer rate grid, "
+            "and the question at the paper's scale needs its model and GPUs. "
             "How to compare estimators fairly: [the compare guide](guide/compare.md#comparing-estimators-fairly).")
 
 
 def block(study) -> str:
     """The replication report's study-3 block: the engine's line, then (once complete) H1 and H2 in words, and the
     mechanism as logged."""
-    line = verdict_line(study, "results/smollm2-study3/REPORT.md", headline(study) if study.complete else None)
+    line = verdict_line(study, "results/smollm2-study3/REPORT.md")
     left = left_words(study)
     return (line + "\n\n" + ("" if study.complete else "Interim, descriptive. ") + mechanism_words(study, mechanism(study))
             + (f"\n\n{left}" if left else ""))
@@ -214,20 +214,22 @@ def block(study) -> str:
 def shipped(study) -> str:
     """Lesson 10's copy: per arm its settings and per seed the finals and the mechanism's summaries; the planned
     readings; H1 and H2 in words once complete. Interim while runs are missing (``done`` of ``total``)."""
-    mech = mechanism(study)
+    mech, traj = mechanism(study), trajectory(study)
     arms = {}
     for name, a in study.data.items():
         cfg = a.arm.config
         arms[name] = dict(label=a.arm.label, method=a.arm.method, learning_rate=cfg.learning_rate, beta=cfg.beta,
                           planned_seeds=list(a.arm.seeds), seeds={
                               str(s): dict(pass_at_1=r["eval"]["pass_at_k"]["1"], greedy=r["eval"]["greedy"],
-                                           **{key: mech[name][key].get(s) for key, _, _ in MECHANISM})
+                                           **{key: mech[name][key].get(s) for key, _, _ in MECHANISM},
+                                           **{key: traj[name][key].get(s) for key in traj[name]})
                               for s, r in sorted(a.runs.items())})
     planned = [dict(label=r.spec.label, d=r.d, lo=r.lo, hi=r.hi, p=r.p, apart=r.apart) for r in study.planned]
     out = dict(source="grpo-lab study report docs/results/smollm2-study3/plan.toml (plan: PLAN.md there)",
                done=study.done, total=study.total, complete=study.complete, arms=arms, planned=planned,
                mechanism_words=mechanism_words(study, mech),
-               hypotheses=hypotheses(study) if study.complete else None)
+               hypotheses={h.name: hypothesis_line(study, h) for h in study.plan.hypotheses}
+               if study.complete else None, left_words=left_words(study) or None)
     return json.dumps(out, indent=None, separators=(",", ":"), default=float) + "\n"
 
 

@@ -1,0 +1,391 @@
+"""A study as read: every result checked as ``--resume`` checks it, the readings of the planned comparisons,
+the design checks and the deviations the data show. Part of :mod:`grpo_lab.study`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ..compare import evaluation_problems, read_config, result_problems, shared_settings
+from ..config import method_key, method_name
+from ..io import differing_keys, fingerprint, read_json, run_name
+from .measures import Measure
+from .plan import Arm, Plan, Spec, read_plan
+from . import readings
+from .readings import Reading  # noqa: F401 (re-exported)
+from .run import _rel, arm_dirs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading the results as --resume reads them.
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class ArmData:
+    arm: Arm
+    dirs: list
+    runs: dict            # seed -> result
+    run_dir: dict         # seed -> the directory that holds it
+    start: dict | None
+    start_dir: Path | None
+    refused: list         # (file, why)
+    missing: list         # seeds
+
+
+def _content_key(r: dict) -> str:
+    ev = r.get("eval") or {}
+    return json.dumps([ev.get("correct"), ev.get("greedy"), [h.get("loss") for h in r.get("history", [])],
+                       r.get("train_seconds")], default=str)
+
+
+def recorded_fingerprint(cfg: dict) -> str:
+    """The fingerprint of a run's recorded settings as the grpo-lab that wrote it computed it: over the fields it
+    recorded (a field added since is not part of it; ``compare.read_config`` reads a config the same way)."""
+    return fingerprint({k: v for k, v in shared_settings(cfg).items() if k in cfg})
+
+
+def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
+    """An arm's finished runs, each checked as ``--resume`` checks it; what fails is left out and named.
+    ``seen`` maps each result's contents to the file that first held it (a copy of another run is refused)."""
+    dirs = arm_dirs(plan, arm)
+    runs, where, refused = {}, {}, []
+    start, start_dir = None, None
+    expected = shared_settings(arm.config)
+    for d in dirs:
+        if not (d / "config.json").is_file():
+            continue
+        try:
+            conf = read_config(d)
+        except (ValueError, FileNotFoundError) as e:
+            refused.append((_rel(d / "config.json", plan.home), str(e).replace(str(d), _rel(d, plan.home))[:200]))
+            continue
+        diff = differing_keys(expected, shared_settings(conf["base"]))
+        if diff:
+            refused.append((_rel(d, plan.home), f"its settings are not arm {arm.name}'s (plan != directory): "
+                                                f"{'; '.join(diff[:4])}"))
+            continue
+        if start is None and (d / "start.json").is_file():
+            try:
+                s = read_json(d / "start.json", "start evaluation")
+                bad = evaluation_problems(s, problems=arm.config.eval_problems)
+                if bad:
+                    refused.append((_rel(d / "start.json", plan.home), bad))
+                else:
+                    start, start_dir = s, d
+            except ValueError as e:
+                refused.append((_rel(d / "start.json", plan.home), str(e)[:160]))
+        for seed in arm.seeds:
+            f = d / "results" / f"{run_name(arm.method, seed)}.json"
+            if not f.is_file():
+                continue
+            name = _rel(f, plan.home)
+            why = None
+            try:
+                r = read_json(f, "results file")
+                why = result_problems(r, False, arm.config.eval_problems)
+                if why is None:
+                    cfg = r["config"]
+                    if (method_key(cfg), cfg.get("seed")) != (method_key(arm.method), seed):
+                        why = f"it holds {method_name(cfg)} seed {cfg.get('seed')}, not {arm.method} seed {seed}"
+                    elif r.get("fingerprint") != recorded_fingerprint(cfg):
+                        why = (f"its fingerprint {r.get('fingerprint')!r} does not match its own settings "
+                               f"({recorded_fingerprint(cfg)}): edited after it was written?")
+                    elif differing_keys(expected, shared_settings(cfg)):
+                        why = f"its settings are not the arm's: {'; '.join(differing_keys(expected, shared_settings(cfg))[:3])}"
+                    elif plan.grader is not None and (r["eval"].get("grader") or "unrecorded") != plan.grader:
+                        why = f"graded by {r['eval'].get('grader') or 'an unrecorded grader'}, the plan's is {plan.grader}"
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                why = f"unreadable ({str(e).replace(str(f), f.name)[:160]})"
+            if why is None:  # the same file read by two arms is one run; two files with one content are a copy
+                key = _content_key(r)
+                if seen.setdefault(key, (name, f.resolve()))[1] != f.resolve():
+                    why = f"a copy of {seen[key][0]} (the same evaluation and training log)"
+            if why is None and seed in runs:
+                why = f"seed {seed} already finished in {_rel(where[seed], plan.home)}"
+            if why is not None:
+                refused.append((name, why))
+                continue
+            runs[seed], where[seed] = r, d
+    graders = {}
+    for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different
+        if r["eval"].get("grader"):
+            graders.setdefault(r["eval"]["grader"], []).append(seed)
+    if len(graders) > 1:  # the arm's own grader: the one most of its runs record; the others are not comparable
+        ranked = sorted(graders.items(), key=lambda kv: -len(kv[1]))
+        if len(ranked[0][1]) == len(ranked[1][1]):
+            keep = None
+        else:
+            keep = ranked[0][0]
+        for g, seeds in graders.items():
+            if g == keep:
+                continue
+            for seed in seeds:
+                refused.append((_rel(where[seed] / "results" / f"{run_name(arm.method, seed)}.json", plan.home),
+                                f"graded by {g}, while " + (f"the arm's other runs record {keep}" if keep else
+                                                             "the arm's runs split evenly between graders")))
+                runs.pop(seed)
+                where.pop(seed)
+    missing = [s for s in arm.seeds if s not in runs]
+    return ArmData(arm, dirs, dict(sorted(runs.items())), where, start, start_dir, refused, missing)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The analysis.
+# ---------------------------------------------------------------------------------------------------------------
+
+def _fmt(x: float, signed: bool = True) -> str:
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+class Study:
+    """A plan and its runs as read: ``Study.load(path)``; the report is :func:`render_report`."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        seen: dict = {}
+        self.data = {name: read_arm(plan, arm, seen) for name, arm in plan.arms.items()}
+        self.done = sum(len(a.runs) for a in self.data.values())
+        self.total = sum(len(a.seeds) for a in plan.arms.values())
+        self.complete = all(not a.missing for a in self.data.values())
+        self.conventions = readings.Conventions(df=plan.df)
+        self.readings = readings.families(self, self.conventions)
+        self.exploratory = [readings.read(self, s, self.conventions) for s in plan.exploratory]
+
+    @classmethod
+    def load(cls, path) -> "Study":
+        return cls(read_plan(path))
+
+    # values --------------------------------------------------------------------------------------------------
+    def chosen(self, name: str) -> str | None:
+        """The arm a selection chose: the highest mean of its ``by`` measure among its candidates, once every
+        candidate has all its runs (None before; the first listed wins a tie)."""
+        sel = self.plan.selections[name]
+        if any(self.data[a].missing for a in sel.among):
+            return None
+        means = [float(np.mean(list(self.values(a, sel.by).values()))) for a in sel.among]
+        return sel.among[int(np.argmax(means))]
+
+    def values(self, arm: str, measure: Measure | None = None) -> dict:
+        """``{seed: value}`` of an arm's finished runs on ``measure`` (default the primary); a selection gives its
+        chosen arm's (nothing before it has chosen)."""
+        measure = measure or self.plan.primary
+        if arm in self.plan.selections:
+            arm = self.chosen(arm)
+            if arm is None:
+                return {}
+        return {s: measure.of(r) for s, r in self.data[arm].runs.items()}
+
+    def start(self, arm: str, measure: Measure | None = None) -> tuple[float, float] | None:
+        """The start's value and sampling standard error on ``measure``, from the arm's directory."""
+        measure = measure or self.plan.primary
+        if arm in self.plan.selections:
+            arm = self.chosen(arm)
+            if arm is None:
+                return None
+        a = self.data[arm]
+        if a.start is None or measure.metric.source != "eval":
+            return None
+        return measure.of_start(a.start, a.arm.config.task)
+
+    def resolve(self, name: str) -> str | None:
+        """An arm's own name, a selection's chosen arm (None before it has chosen), or "start"."""
+        return self.chosen(name) if name in self.plan.selections else name
+
+    def matrix(self, arm: str, measure: Measure | None = None):
+        """``[seeds, problems]``: each finished run's score per evaluation draw on ``measure`` (in the order of
+        :meth:`values`), for the bootstrap over problems; None where the measure has no per-problem score."""
+        measure = measure or self.plan.primary
+        name = self.resolve(arm)
+        if name is None or measure.metric.per_problem is None:
+            return None
+        rows = [measure.per_problem(r) for r in self.data[name].runs.values()]
+        if not rows or len({len(x) for x in rows}) > 1:
+            return None
+        return np.asarray(rows, dtype=float)
+
+    def start_row(self, arm: str, measure: Measure | None = None):
+        """``[1, problems]``: the start's score per evaluation draw (see :meth:`matrix`), or None."""
+        measure = measure or self.plan.primary
+        name = self.resolve(arm)
+        a = self.data.get(name) if name else None
+        if a is None or a.start is None or measure.metric.per_problem is None:
+            return None
+        return np.asarray([measure.metric.per_problem(measure.evaluation(a.start, a.arm.config.task), measure.k)])
+
+    @cached_property
+    def robust(self) -> list:
+        """Every planned verdict re-read under the reasonable alternatives (:func:`readings.robustness`)."""
+        return readings.robustness(self)
+
+    def reading(self, label: str):
+        """The planned reading with this label (under the plan's conventions), or None."""
+        return next((r for r in self.planned if r.spec.label == label), None)
+
+    @property
+    def planned(self) -> list:
+        return [r for rows in self.readings.values() for r in rows]
+
+    # design checks --------------------------------------------------------------------------------------------
+    def manipulation(self) -> list:
+        """Per arm with a manipulation measure: ``(arm, measure, reading)``: its change from its start, with the
+        start's noise: did the treatment take?"""
+        out = []
+        for name, meas in self.plan.manipulation.items():
+            out.append((name, meas, readings.read(self, Spec(name, "start", f"{name} − start", meas, "manipulation",
+                                                           False), self.conventions)))
+        return out
+
+    def overlap(self) -> list:
+        """Per evaluated task of each arm: ``(arms, task, overlap, error)``, the overlap as
+        :func:`grpo_lab.runner.overlap` computes it from the settings (draws, distinct and effective problems, how
+        many are in the training pool, near-duplicates); arms with the same pools share a row."""
+        from ..runner import overlap
+
+        rows: dict = {}
+        for name, arm in self.plan.arms.items():
+            cfg = arm.config
+            for task in (cfg.task, *cfg.eval_tasks):
+                key = (task, cfg.eval_problems, cfg.eval_seed, cfg.task, cfg.train_problems, cfg.data_seed,
+                       cfg.smoke, cfg.data)
+                if key in rows:
+                    rows[key][0].append(name)
+                    continue
+                try:
+                    o = overlap(cfg, task)
+                    rows[key] = ([name], task, o, None)
+                except Exception as e:  # a task that cannot be generated here: say so, never guess
+                    rows[key] = ([name], task, None, f"{type(e).__name__}: {e}"[:160])
+        return list(rows.values())
+
+    def own_runs(self) -> dict:
+        """``{file: result}``: the finished runs in the study's own directories (under the plan's), each once
+        (two arms may read one run; an arm may reuse another study's runs, which are not this study's cost)."""
+        out = {}
+        for a in self.data.values():
+            for seed, r in a.runs.items():
+                d = a.run_dir[seed]
+                if d.is_relative_to(self.plan.home):
+                    out[d / "results" / f"{run_name(a.arm.method, seed)}.json"] = r
+        return out
+
+    def detected_deviations(self) -> list:
+        """What the report finds that departs from the plan or from its own runs, in words."""
+        out = []
+        for name, a in self.data.items():
+            for f, why in a.refused:
+                out.append(f"Left out of arm {name}: `{f}`: {why}.")
+        reseeded: dict = {}
+        for name, a in self.data.items():
+            versions = {}
+            for seed, r in a.runs.items():
+                g = r.get("generation") or {}
+                versions.setdefault(g.get("version") or "unrecorded", []).append(seed)
+                if g.get("engine") == "vllm" and not g.get("generators_kept") and \
+                        g.get("syncs") == r.get("steps_done", len(r["history"])):
+                    f = _rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json", self.plan.home)
+                    reseeded.setdefault(f, []).append(f"{name} seed {seed}")
+            if len(versions) > 1:
+                out.append(f"Arm {name}'s runs sampled with more than one engine version: " + "; ".join(
+                    f"{v} (seeds {', '.join(map(str, s))})" for v, s in versions.items()) + ".")
+        for f, who in reseeded.items():
+            out.append(f"`{f}` ({', '.join(who)}) started vLLM's engine in its own process before the engine left "
+                       "the random generators as they were (fixed in commit 3616e94): its rollouts were sampled from "
+                       "seed 0's stream, its prompts still from its own seed.")
+        graders, unrecorded = {}, []
+        for name, a in self.data.items():
+            for seed, r in a.runs.items():
+                if r["eval"].get("grader"):
+                    graders.setdefault(r["eval"]["grader"], set()).add(name)
+                else:
+                    unrecorded.append(f"{name} seed {seed}")
+        if unrecorded:
+            out.append(f"{len(unrecorded)} runs record no grader (written before grpo-lab recorded it): "
+                       f"{', '.join(unrecorded[:12])}{', ...' if len(unrecorded) > 12 else ''}; their scores "
+                       "cannot be checked against the others' grader.")
+        if len(graders) > 1:
+            out.append("The arms were graded by more than one grader: " + "; ".join(
+                f"{g} ({', '.join(sorted(arms))})" for g, arms in graders.items()) +
+                ": a score depends on the grader, so a difference between these arms may be partly the grader's.")
+        starts: dict = {}
+        for name, a in self.data.items():  # directories that evaluate one start must agree, value for value
+            c = a.arm.config
+            key = (c.policy, c.task, tuple(c.eval_tasks), c.eval_problems, c.eval_samples, c.eval_seed,
+                   c.max_completion_length, c.generation, c.dtype)
+            for d in a.dirs:
+                if (d / "start.json").is_file():
+                    try:  # the scores, not what records how they were made (timing, grader, versions)
+                        st = read_json(d / "start.json")
+                        text = json.dumps([st.get("correct"), st.get("greedy"),
+                                           {t: [e.get("correct"), e.get("greedy")]
+                                            for t, e in (st.get("extra") or {}).items()}], sort_keys=True)
+                    except (ValueError, AttributeError):
+                        continue
+                    starts.setdefault(key, {}).setdefault(text, set()).add(_rel(d, self.plan.home))
+        for key, texts in starts.items():
+            if len(texts) > 1:
+                out.append("Directories that evaluate the same start disagree: " + " vs ".join(
+                    ", ".join(sorted(ds)) for ds in texts.values()) + " (another engine, grader or model?).")
+        if self.plan.budget_hours is not None:
+            hours = self.machine_hours()
+            if hours > self.plan.budget_hours:
+                out.append(f"The finished runs took {hours:.1f} machine-hours, over the plan's {self.plan.budget_hours:g}.")
+        return out
+
+    def machine_hours(self) -> float:
+        """Training and evaluation time of the study's own finished runs, in hours."""
+        return sum((r.get("train_seconds") or 0) + (r.get("eval_seconds") or 0) for r in self.own_runs().values()) \
+            / 3600
+
+
+def git_history(plan: Plan) -> list:
+    """Deviations the repository's history shows: the plan committed after the first result, or edited after it
+    (``git log``); nothing where the study is not in a git repository."""
+    def log(*paths) -> list:
+        try:
+            res = subprocess.run(["git", "log", "--format=%H %ct", "--", *map(str, paths)], cwd=plan.home,
+                                 capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        if res.returncode != 0:
+            return []
+        return [(h, int(t)) for h, t in (line.split() for line in res.stdout.splitlines() if line.strip())]
+
+    dirs = sorted({d for arm in plan.arms.values() for d in arm_dirs(plan, arm)
+                   if d.is_dir() and d.is_relative_to(plan.home)})  # another study's runs predate this one
+    results = [d / "results" for d in dirs]
+    first_result = min((t for _, t in log(*results)), default=None)
+    if first_result is None:
+        return []
+    out = []
+    for what, path in (("plan file", plan.path), ("prose plan", plan.home / plan.prose if plan.prose else None)):
+        if path is None or not path.is_file():
+            continue
+        commits = log(path)
+        if not commits:
+            out.append(f"The {what} `{path.name}` is not committed, while results are.")
+            continue
+        first, last = min(t for _, t in commits), max(t for _, t in commits)
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(first_result))
+        if first > first_result:
+            out.append(f"The {what} `{path.name}` was first committed after the first result (first result "
+                       f"committed {stamp} UTC)" + (": a port, as it says." if what == "plan file" and plan.port
+                                                    else "."))
+        elif last > first_result and not plan.port:
+            out.append(f"The {what} `{path.name}` was edited after the first result was committed ({stamp} UTC): "
+                       "an edit after the data is not a pre-registration; its history says what changed.")
+        try:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=plan.home,
+                                   capture_output=True, text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            dirty = ""
+        if dirty:
+            out.append(f"The {what} `{path.name}` has changes not committed.")
+    return out
+
+

@@ -1,0 +1,409 @@
+"""The plan file: its fields (documented in :mod:`grpo_lab.study`), read and checked before any run. Part of
+:mod:`grpo_lab.study`."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from ..compare import shared_settings
+from ..config import PER_RUN, RunConfig, method_key
+from ..stats import DFS
+from .measures import Measure, PlanError, parse_measure
+
+try:  # Python 3.11+; tomli is the same parser for 3.10
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The plan file.
+# ---------------------------------------------------------------------------------------------------------------
+
+TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
+            "hypotheses",
+            "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
+            "corrections", "extras", "outputs"}
+ARM_KEYS = {"method", "label", "dirs", "seeds"}
+RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
+CORRECTIONS = ("holm", "none")
+PAIRINGS = ("none", "seed")
+RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
+FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
+
+
+@dataclass
+class Arm:
+    name: str
+    method: str
+    label: str
+    settings: dict       # RunConfig overrides beside the base
+    dirs: list | None    # glob patterns under the plan's directory, or None (the default directory)
+    seeds: list
+    config: RunConfig    # the arm's settings (seed 0)
+
+
+@dataclass
+class Selection:
+    """An arm chosen among candidates by a validation measure (the best learning rate of a method), before any test
+    comparison is read; comparisons name it like an arm."""
+    name: str
+    among: list
+    by: Measure
+
+
+@dataclass
+class Spec:
+    """A comparison as the plan states it: ``a - b`` on ``measure`` (b an arm or "start"); with ``c`` and ``d``, the
+    interaction ``(a - b) - (c - d)`` (does a treatment change a difference?)."""
+    a: str
+    b: str
+    label: str
+    measure: Measure
+    family: str
+    planned: bool
+    claim: float | None = None
+    pairing: str = "none"
+    c: str | None = None
+    d: str | None = None
+    contrast: str | None = None  # why arms that differ in more than one setting are compared on purpose
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A named hypothesis the plan reads on one planned comparison (``test``, its label): supported when that
+    comparison separates after the correction with ``predicts`` (``"a"`` or ``"b"``) ahead; its size rule refutes
+    it as an explanation of a difference of ``size`` when the interval ``interval`` names excludes it; ``margin``:
+    "idle" when that interval lies within +-margin."""
+    name: str
+    says: str
+    test: str
+    predicts: str = "a"
+    size: float | None = None
+    interval: str | None = None
+    margin: float | None = None
+
+
+@dataclass
+class Plan:
+    path: Path
+    title: str
+    question: str
+    prose: str | None
+    port: str | None
+    seeds: list
+    budget_hours: float | None
+    report: str
+    grader: str | None
+    base: dict
+    tasks: dict
+    arms: dict
+    selections: dict
+    primary: Measure
+    secondary: list
+    correction: str
+    alpha: float
+    pairing: str
+    margin: float | None
+    df: str
+    hypotheses: list
+    comparisons: list
+    exploratory: list
+    manipulation: dict    # arm -> Measure
+    deviations: list
+    corrections: list
+    extras: str | None
+    outputs: list
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.path.parent
+
+
+def _need(table: dict, key: str, kind, where: str, default=...):
+    if key not in table:
+        if default is ...:
+            raise PlanError(f"{where}: missing {key!r}")
+        return default
+    value = table[key]
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
+                                                                                   else (kind,)))
+    if not ok:
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise PlanError(f"{where}: {key} must be {names}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _unknown(table: dict, allowed: set, where: str) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise PlanError(f"{where}: unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _seeds(value, where: str) -> list:
+    if not isinstance(value, list) or not value or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                           and s >= 0 for s in value):
+        raise PlanError(f"{where}: seeds must be a non-empty list of whole numbers >= 0, got {value!r}")
+    if len(set(value)) != len(value):
+        raise PlanError(f"{where}: seeds list a seed twice: {value}")
+    return list(value)
+
+
+def confounds(arms: dict, x: str, y: str | None) -> list:
+    """The settings two arms differ in (``estimator`` for their methods, then each RunConfig field), or ``[]``
+    where either side is not an arm (a selection, which differs on purpose, or the start)."""
+    if x not in arms or y not in arms:
+        return []
+    ax, ay = arms[x], arms[y]
+    sx, sy = shared_settings(ax.config), shared_settings(ay.config)
+    mx, my = method_key(ax.method), method_key(ay.method)
+    return [k for k in sorted(sx) if sx[k] != sy.get(k)] + [
+        k for k, u, v in zip(("estimator", "sampling", "skip_prob"), mx, my) if u != v]
+
+
+def read_plan(path) -> Plan:
+    """Read and validate a plan file; every problem is a :class:`PlanError` naming the file and the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise PlanError(f"{path}: no such plan file")
+    w = str(path)  # errors name the file as it was given
+    path = path.resolve()
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise PlanError(f"{w}: not a valid TOML file ({e})") from None
+    _unknown(raw, TOP_KEYS, w)
+    title = _need(raw, "title", str, w)
+    seeds = _seeds(_need(raw, "seeds", list, w), f"{w}: seeds")
+    base = dict(_need(raw, "base", dict, w, {}))
+    bad = sorted(set(base) - RUN_FIELDS)
+    if bad:
+        raise PlanError(f"{w}: [base]: {bad[0]!r} is not a setting of a run (RunConfig fields, less "
+                        f"{', '.join(PER_RUN)}, which a method or seed sets)")
+    tasks = _need(raw, "tasks", dict, w, {})
+    for alias, task in tasks.items():
+        if not isinstance(task, str):
+            raise PlanError(f"{w}: [tasks]: {alias} must name a task, got {task!r}")
+    arms = {}
+    for name, t in _need(raw, "arms", dict, w).items():
+        where = f"{w}: [arms.{name}]"
+        if name == "start":
+            raise PlanError(f"{where}: 'start' is the starting policy's name; choose another")
+        if not isinstance(t, dict):
+            raise PlanError(f"{where}: an arm is a table with a method")
+        _unknown(t, ARM_KEYS | RUN_FIELDS, where)
+        method = _need(t, "method", str, where)
+        settings = {k: v for k, v in t.items() if k in RUN_FIELDS}
+        try:
+            cfg = RunConfig(**{**base, **settings}).with_run(method, 0)
+            cfg.validate(here=False)
+        except (TypeError, ValueError) as e:
+            raise PlanError(f"{where}: not a valid run: {e}") from None
+        dirs = t.get("dirs")
+        if dirs is not None and not (isinstance(dirs, list) and dirs and all(isinstance(d, str) for d in dirs)):
+            raise PlanError(f"{where}: dirs must be a list of paths under the plan's directory, got {dirs!r}")
+        arm_seeds = _seeds(t["seeds"], f"{where}: seeds") if "seeds" in t else seeds
+        arms[name] = Arm(name, method, _need(t, "label", str, where, name), settings, dirs, arm_seeds, cfg)
+    if not arms:
+        raise PlanError(f"{w}: [arms]: a study needs at least one arm")
+    same = {}
+    for arm in arms.values():  # two arms of the same runs would be one arm read twice
+        key = (method_key(arm.method), json.dumps(shared_settings(arm.config), sort_keys=True),
+               json.dumps(arm.dirs))
+        if key in same and set(arm.seeds) & set(arms[same[key]].seeds):
+            raise PlanError(f"{w}: arms {same[key]} and {arm.name} are the same runs (one method, one setting)")
+        same[key] = arm.name
+    selections = {}
+    for name, t in _need(raw, "selections", dict, w, {}).items():
+        where = f"{w}: [selections.{name}]"
+        if name in arms or name == "start":
+            raise PlanError(f"{where}: {name!r} is already an arm's name")
+        if not isinstance(t, dict):
+            raise PlanError(f"{where}: a selection is a table with among and by")
+        _unknown(t, {"among", "by"}, where)
+        among = _need(t, "among", list, where)
+        if len(among) < 2 or any(a not in arms for a in among):
+            raise PlanError(f"{where}: among must list at least two of the plan's arms, got {among!r}")
+        by = parse_measure(_need(t, "by", str, where), tasks, where)
+        if by.split != "validation":
+            raise PlanError(f"{where}: by = {by.text!r} reads the test problems; a selection reads the validation "
+                            "split ('validation pass@1'), so that the test comparisons stay unbiased")
+        selections[name] = Selection(name, list(among), by)
+    m = _need(raw, "measures", dict, w)
+    _unknown(m, {"primary", "secondary"}, f"{w}: [measures]")
+    if "primary" not in m:
+        raise PlanError(f"{w}: [measures]: missing 'primary' (the one measure the planned comparisons read)")
+    primary = parse_measure(m["primary"], tasks, f"{w}: [measures] primary")
+    secondary = [parse_measure(x, tasks, f"{w}: [measures] secondary") for x in _need(m, "secondary", list, w, [])]
+    an = _need(raw, "analysis", dict, w, {})
+    _unknown(an, {"correction", "alpha", "pairing", "margin", "df"}, f"{w}: [analysis]")
+    df = _need(an, "df", str, f"{w}: [analysis]", "welch")
+    if df not in DFS:
+        raise PlanError(f"{w}: [analysis]: df {df!r} is not a convention grpo-lab implements ({', '.join(DFS)}: "
+                        "Welch-Satterthwaite, or the smaller arm's n - 1)")
+    correction = _need(an, "correction", str, f"{w}: [analysis]", "holm")
+    if correction not in CORRECTIONS:
+        raise PlanError(f"{w}: [analysis]: correction {correction!r} is not one grpo-lab implements "
+                        f"({', '.join(CORRECTIONS)})")
+    alpha = float(_need(an, "alpha", (int, float), f"{w}: [analysis]", 0.05))
+    if not 0 < alpha < 1:
+        raise PlanError(f"{w}: [analysis]: alpha must lie strictly between 0 and 1, got {alpha}")
+    pairing = _need(an, "pairing", str, f"{w}: [analysis]", "none")
+    if pairing not in PAIRINGS:
+        raise PlanError(f"{w}: [analysis]: pairing must be {' or '.join(PAIRINGS)}, got {pairing!r}")
+    margin = an.get("margin")
+    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
+                               or not math.isfinite(margin) or margin <= 0):
+        raise PlanError(f"{w}: [analysis]: margin must be a positive number, got {margin!r}")
+
+    def specs(key: str, planned: bool) -> list:
+        out = []
+        for i, c in enumerate(_need(raw, key, list, w, [])):
+            where = f"{w}: [[{key}]] #{i + 1}"
+            if not isinstance(c, dict):
+                raise PlanError(f"{where}: a comparison is a table with a and b")
+            _unknown(c, {"a", "b", "c", "d", "label", "measure", "family", "claim", "pairing", "verdict",
+                              "contrast"}, where)
+            if "verdict" in c:
+                raise PlanError(f"{where}: a verdict is drawn only from a planned comparison"
+                                + (" ([[comparisons]]); this one is exploratory" if not planned else
+                                   "; it is not a field (the report draws it)"))
+            a, b = _need(c, "a", str, where), _need(c, "b", str, where)
+            cc, dd = _need(c, "c", str, where, None), _need(c, "d", str, where, None)
+            if (cc is None) != (dd is None) or (cc is not None and "start" in (b, dd)):
+                raise PlanError(f"{where}: an interaction names four arms, (a - b) - (c - d); give both c and d, "
+                                "none of them the start")
+            for side, name in (("a", a), ("b", b), ("c", cc), ("d", dd)):
+                if name is None:
+                    continue
+                if name not in arms and name not in selections and not (side == "b" and name == "start"):
+                    raise PlanError(f"{where}: {side} = {name!r} names no arm (arms: {', '.join(arms)}"
+                                    + (f"; selections: {', '.join(selections)}" if selections else "")
+                                    + (", or 'start' for b" if side == "b" else "") + ")")
+            if b == "start" and a in selections:
+                raise PlanError(f"{where}: a selection is compared with arms, not with the start (its arms are)")
+            if a == b:
+                raise PlanError(f"{where}: a and b are the same arm ({a})")
+            meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
+            if b == "start" and meas.metric.source != "eval":
+                raise PlanError(f"{where}: {meas.text} comes from the training log; the start has none")
+            claim = c.get("claim")
+            if claim is not None and (isinstance(claim, bool) or not isinstance(claim, (int, float))
+                                      or not math.isfinite(claim)):
+                raise PlanError(f"{where}: claim must be a finite number, got {claim!r}")
+            contrast = _need(c, "contrast", str, where, None)
+            if contrast is None and planned:  # an exploratory reading draws no verdict: no design to protect
+                for x, y in ((a, b), (cc, dd)):
+                    differ = confounds(arms, x, y)
+                    if len(differ) > 1:
+                        raise PlanError(f"{where}: confounded: the arms differ in {' and '.join(differ)} ({x}, {y}); "
+                                        "a comparison reads one setting's effect, so compare arms that differ in "
+                                        "one, or say why this one is on purpose with contrast = \"...\"")
+            pair = _need(c, "pairing", str, where, pairing)
+            if pair not in PAIRINGS:
+                raise PlanError(f"{where}: pairing must be {' or '.join(PAIRINGS)}, got {pair!r}")
+            label = _need(c, "label", str, where, f"{a} − {b}" if b != "start" else f"{a} − start")
+            if cc is not None:
+                label = _need(c, "label", str, where, f"({a} − {b}) − ({cc} − {dd})")
+                if pair == "seed":
+                    raise PlanError(f"{where}: an interaction is read unpaired (Welch over the four arms)")
+            out.append(Spec(a, b, label, meas, _need(c, "family", str, where, "planned" if planned else
+                                                     "exploratory"), planned, claim, pair, cc, dd, contrast))
+        seen: dict = {}
+        for s in out:  # the same comparison twice would be one test counted twice by the correction
+            k = (s.a, s.b, s.c, s.d, s.measure.text, s.pairing)
+            if k in seen:
+                raise PlanError(f"{w}: [[{key}]]: {s.label!r} repeats {seen[k]!r} (the same arms, measure and "
+                                "pairing): list a comparison once")
+            seen[k] = s.label
+        return out
+
+    comparisons = specs("comparisons", True)
+    if not comparisons:
+        raise PlanError(f"{w}: [[comparisons]]: a plan needs at least one planned comparison")
+    labels = [s.label for s in comparisons]
+    if len(set(labels)) != len(labels):
+        raise PlanError(f"{w}: [[comparisons]]: two planned comparisons share the label "
+                        f"{next(x for x in labels if labels.count(x) > 1)!r}")
+    exploratory = specs("exploratory", False)
+    hypotheses = []
+    for i, h in enumerate(_need(raw, "hypotheses", list, w, [])):
+        where = f"{w}: [[hypotheses]] #{i + 1}"
+        if not isinstance(h, dict):
+            raise PlanError(f"{where}: a hypothesis is a table with name and test")
+        _unknown(h, {"name", "says", "test", "predicts", "size", "interval", "margin"}, where)
+        test = _need(h, "test", str, where)
+        if test not in labels:
+            raise PlanError(f"{where}: test {test!r} is not the label of a planned comparison "
+                            f"({'; '.join(labels)})")
+        predicts = _need(h, "predicts", str, where, "a")
+        if predicts not in ("a", "b"):
+            raise PlanError(f"{where}: predicts names the side the hypothesis expects ahead, 'a' or 'b'; "
+                            f"got {predicts!r}")
+        nums = {}
+        for k in ("size", "margin"):
+            v = h.get(k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                                  or v <= 0):
+                raise PlanError(f"{where}: {k} must be a positive finite number, got {v!r}")
+            nums[k] = None if v is None else float(v)
+        which = _need(h, "interval", str, where, None)
+        if (nums["size"] is not None or nums["margin"] is not None) and which is None:
+            raise PlanError(f"{where}: a size rule says which interval it reads: interval = "
+                            f"{' or '.join(map(repr, RULE_INTERVALS))}")
+        if which is not None and which not in RULE_INTERVALS:
+            raise PlanError(f"{where}: interval {which!r} is not one of {', '.join(map(repr, RULE_INTERVALS))}")
+        name = _need(h, "name", str, where)
+        if any(x.name == name for x in hypotheses):
+            raise PlanError(f"{where}: two hypotheses are named {name!r}")
+        hypotheses.append(Hypothesis(name, _need(h, "says", str, where, ""), test, predicts, nums["size"], which,
+                                     nums["margin"]))
+    man = _need(raw, "manipulation", dict, w, {})
+    _unknown(man, {"measure", "arms"}, f"{w}: [manipulation]")
+    default = parse_measure(man["measure"], tasks, f"{w}: [manipulation]") if "measure" in man else None
+    per_arm = _need(man, "arms", dict, f"{w}: [manipulation]", {})
+    for name in per_arm:
+        if name not in arms:
+            raise PlanError(f"{w}: [manipulation] arms: {name!r} names no arm")
+    manipulation = {}
+    for name in arms:
+        meas = parse_measure(per_arm[name], tasks, f"{w}: [manipulation] arms.{name}") if name in per_arm \
+            else default
+        if meas is not None:
+            if meas.metric.source != "eval":
+                raise PlanError(f"{w}: [manipulation]: {meas.text} has no start value to move from")
+            manipulation[name] = meas
+    outputs = []
+    for i, o in enumerate(_need(raw, "outputs", list, w, [])):
+        where = f"{w}: [[outputs]] #{i + 1}"
+        if not isinstance(o, dict):
+            raise PlanError(f"{where}: an output is a table with page, markers and link")
+        _unknown(o, {"page", "markers", "link", "form"}, where)
+        out = {k: _need(o, k, str, where) for k in ("page", "markers", "link")}
+        out["form"] = _need(o, "form", str, where, "verdict")
+        if out["form"] not in FORMS:
+            raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
+        outputs.append(out)
+    budget = raw.get("budget_hours")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                               or not math.isfinite(budget) or budget <= 0):
+        raise PlanError(f"{w}: budget_hours must be a positive number, got {budget!r}")
+    for key in ("deviations", "corrections"):
+        if not all(isinstance(x, str) for x in _need(raw, key, list, w, [])):
+            raise PlanError(f"{w}: {key} must be a list of sentences")
+    return Plan(path=path, title=title, question=_need(raw, "question", str, w, ""),
+                prose=_need(raw, "plan", str, w, None), port=_need(raw, "port", str, w, None), seeds=seeds,
+                budget_hours=budget, report=_need(raw, "report", str, w, "REPORT.md"),
+                grader=_need(raw, "grader", str, w, None), base=base, tasks=dict(tasks), arms=arms,
+                selections=selections, primary=primary,
+                secondary=secondary, correction=correction, alpha=alpha, pairing=pairing, margin=margin, df=df,
+                hypotheses=hypotheses,
+                comparisons=comparisons, exploratory=exploratory, manipulation=manipulation,
+                deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
+                extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw)
+
+

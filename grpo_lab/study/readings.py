@@ -1,0 +1,374 @@
+"""The readings: each comparison as ``(d, standard error, degrees of freedom)`` under a study's declared conventions,
+its family's correction, and the same verdicts re-read under the reasonable alternatives. Part of
+:mod:`grpo_lab.study`.
+
+A reading is computed under :class:`Conventions`: the degrees of freedom of a difference of means (``"welch"``,
+Welch-Satterthwaite, or ``"min-n"``, the smaller arm's n - 1: :data:`grpo_lab.stats.DFS`) and the method
+(``"t"``: a t-interval over seeds; ``"bootstrap"``: a percentile interval from resampling seeds within each arm and
+the evaluation's problems, shared by every arm, :func:`bootstrap`). The plan declares the df and, for each size
+rule, the interval it reads (:data:`RULE_INTERVALS`): the per-comparison ``1 - alpha`` interval, or the interval at
+the level Holm's step-down tests that comparison at, ``1 - alpha / (m - rank)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import stats
+from .plan import Spec
+
+METHODS = ("t", "bootstrap")
+BOOTSTRAP_RESAMPLES = 4000  # percentile intervals to about +-0.005 of their level at 95%; seed 0 (reproducible)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The statistical choices a reading depends on (the plan declares ``df``; the method is ``"t"``)."""
+    df: str = "welch"
+    method: str = "t"
+
+    def words(self) -> str:
+        if self.method == "bootstrap":
+            return (f"a percentile bootstrap over seeds × problems ({BOOTSTRAP_RESAMPLES:,} resamples: seeds within "
+                    "each arm, the evaluation's problems shared by every arm)")
+        return ("t-intervals over seeds with Welch–Satterthwaite degrees of freedom" if self.df == "welch" else
+                "t-intervals over seeds with the smaller arm's n − 1 degrees of freedom (min-n, the conservative "
+                "choice)")
+
+
+@dataclass
+class Reading:
+    """One comparison read from the data: ``d = a - b`` with its interval, or why it cannot be read."""
+    spec: Spec
+    n_a: int
+    n_b: int
+    d: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    p: float | None = None
+    kind: str = ""             # welch, paired, start, interaction
+    start_se: float | None = None
+    apart: bool | None = None  # after the family's correction (planned, complete) or None
+    why_not: str | None = None
+    need: int | None = None
+    mean_b: float | None = None
+    se: float | None = None    # t method: the standard error and the degrees of freedom of d
+    dof: float | None = None
+    draws: np.ndarray | None = field(default=None, repr=False)  # bootstrap method: the resampled d
+    level: float | None = None  # the confidence the family's correction read it at (Holm's step level)
+    same_as: str | None = None  # the label of an earlier comparison of the same arms (counted once)
+    alpha: float = 0.05
+
+    def interval_at(self, confidence: float) -> tuple[float, float]:
+        """The two-sided interval at ``confidence`` under this reading's method."""
+        if self.draws is not None:
+            tail = (1 - confidence) / 2
+            lo, hi = np.quantile(self.draws, [tail, 1 - tail])
+            return float(lo), float(hi)
+        return stats.t_interval(self.d, self.se, self.dof, confidence)
+
+    @property
+    def direction(self) -> str | None:
+        """``"a"`` or ``"b"``: the side ahead when separated (the sign of d: separation at the plan's alpha, not at
+        95%, decides it), else None."""
+        if not self.apart or self.d is None:
+            return None
+        return "a" if self.d > 0 else "b"
+
+
+def _t(r: Reading, d: float, se: float, dof: float, alpha: float) -> Reading:
+    r.d, r.se, r.dof = float(d), float(se), float(dof)
+    r.lo, r.hi = r.interval_at(1 - alpha)
+    r.p = stats.t_p(r.d, r.se, r.dof)
+    return r
+
+
+def read(study, spec: Spec, conv: Conventions) -> Reading:
+    """One comparison under ``conv`` (no correction yet); the interval at the plan's ``1 - alpha``."""
+    alpha = study.plan.alpha
+    if spec.c is not None:
+        return _interaction(study, spec, conv, alpha)
+    a = study.values(spec.a, spec.measure)
+    if spec.b == "start":
+        st = study.start(spec.a, spec.measure)
+        r = Reading(spec, len(a), 0, kind="start", alpha=alpha)
+        if st is None:
+            r.why_not = "no start evaluation yet"
+            return r
+        x = np.asarray(list(a.values()), dtype=float)
+        r.mean_b, r.start_se = st
+        if len(x) < 2:
+            r.why_not = f"{len(x)} seed(s): an interval needs 2"
+            return r
+        if not stats.spread(x) and st[1] == 0:
+            r.why_not = f"cannot tell: the {len(x)} seeds agree exactly and the start has no sampling error"
+            return r
+        if conv.method == "bootstrap":
+            return _boot(study, r, [(spec.a, 1)], conv, alpha, start=(spec.a, -1))
+        return _t(r, x.mean() - st[0], math.sqrt(x.var(ddof=1) / x.size + st[1] ** 2), x.size - 1, alpha)
+    b = study.values(spec.b, spec.measure)
+    r = Reading(spec, len(a), len(b), alpha=alpha)
+    if spec.pairing == "seed":
+        common = sorted(set(a) & set(b))
+        x, y = np.asarray([a[s] for s in common], float), np.asarray([b[s] for s in common], float)
+        r.kind, r.n_a, r.n_b = "paired", len(common), len(common)
+    else:
+        x, y = np.asarray(list(a.values()), float), np.asarray(list(b.values()), float)
+        r.kind = "welch"
+    if y.size:
+        r.mean_b = float(y.mean())
+    if x.size < 2 or y.size < 2:
+        r.why_not = f"{x.size} and {y.size} seeds: an interval needs 2 on each side"
+        return r
+    if r.kind == "paired":
+        diffs = x - y
+        if not stats.spread(diffs):
+            r.why_not = f"cannot tell: the {x.size} paired differences agree exactly"
+            return r
+        if conv.method == "bootstrap":
+            return _boot(study, r, [(spec.a, 1), (spec.b, -1)], conv, alpha, paired=True)
+        return _t(r, diffs.mean(), diffs.std(ddof=1) / math.sqrt(diffs.size), diffs.size - 1, alpha)
+    if not stats.spread(x) and not stats.spread(y):
+        r.why_not = "cannot tell: the seeds of each side agree exactly"
+        return r
+    if conv.method == "bootstrap":
+        return _boot(study, r, [(spec.a, 1), (spec.b, -1)], conv, alpha)
+    return _t(r, *stats.diff_parts(x, y, conv.df), alpha)
+
+
+def _interaction(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
+    """``(a - b) - (c - d)`` over four independent arms: the difference of means, its standard error
+    ``sqrt(sum s_i^2 / n_i)``, the degrees of freedom by the plan's convention (Welch-Satterthwaite over the four,
+    or the smallest ``n_i - 1``)."""
+    names = (spec.a, spec.b, spec.c, spec.d)
+    samples = [np.asarray(list(study.values(x, spec.measure).values()), float) for x in names]
+    r = Reading(spec, len(samples[0]), len(samples[1]), kind="interaction", alpha=alpha)
+    if any(x.size < 2 for x in samples):
+        r.why_not = "an interaction needs 2 seeds in each of its four arms"
+        return r
+    if not any(stats.spread(x) for x in samples):
+        r.why_not = "cannot tell: every arm's seeds agree exactly"
+        return r
+    if conv.method == "bootstrap":
+        return _boot(study, r, list(zip(names, (1, -1, -1, 1))), conv, alpha)
+    return _t(r, *stats.interaction_parts(*samples, df=conv.df), alpha)
+
+
+def _boot(study, r: Reading, sides: list, conv: Conventions, alpha: float, paired: bool = False,
+          start: tuple | None = None) -> Reading:
+    """The reading by :func:`bootstrap` over the sides' per-problem scores; where the measure has none (greedy, a
+    training-log measure) or the arms were evaluated on different problems, ``why_not`` says so."""
+    mats = [(study.matrix(name, r.spec.measure), sign) for name, sign in sides]
+    if start is not None:
+        mats.append((study.start_row(start[0], r.spec.measure), start[1]))
+    if any(m is None for m, _ in mats):
+        r.why_not = f"no per-problem scores of {r.spec.measure.text} to resample"
+        return r
+    if len({m.shape[1] for m, _ in mats}) > 1:
+        r.why_not = "the arms were evaluated on different numbers of problems: nothing to pair by problem"
+        return r
+    d, draws = bootstrap(mats, paired=paired)
+    r.d, r.draws = d, draws
+    r.lo, r.hi = r.interval_at(1 - alpha)
+    b = draws.size
+    r.p = min(1.0, 2 * min((np.sum(draws <= 0) + 1) / (b + 1), (np.sum(draws >= 0) + 1) / (b + 1)))
+    return r
+
+
+def bootstrap(sides: list, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0,
+              paired: bool = False) -> tuple[float, np.ndarray]:
+    """``(d, draws)`` for ``d = sum_k sign_k * mean(M_k)`` over ``sides = [(M_k [seeds, problems], sign_k), ...]``:
+    each resample draws the problems once (with replacement, the same for every side: the arms were evaluated on
+    the same problems) and each side's seeds (with replacement, independently; ``paired``: the same seed indices
+    for every side, whose rows are then aligned by seed). A hierarchical bootstrap: its interval covers the choice
+    of problems as well as the seeds (an interval over seeds alone treats the problem set as fixed)."""
+    rng = np.random.default_rng(seed)
+    n_prob = sides[0][0].shape[1]
+    w = rng.multinomial(n_prob, np.full(n_prob, 1 / n_prob), size=resamples) / n_prob  # [B, problems]
+    shared = None
+    draws = np.zeros(resamples)
+    d = 0.0
+    for m, sign in sides:
+        n = m.shape[0]
+        if paired:
+            if shared is None:
+                shared = rng.multinomial(n, np.full(n, 1 / n), size=resamples) / n
+            u = shared
+        else:
+            u = rng.multinomial(n, np.full(n, 1 / n), size=resamples) / n  # [B, seeds]
+        draws += sign * np.einsum("bp,bp->b", u @ m, w)
+        d += sign * float(m.mean())
+    return d, draws
+
+
+def holm_levels(pvalues: list, alpha: float) -> list:
+    """The confidence at which Holm's step-down tests each p-value: ``1 - alpha / (m - rank)``, rank its place
+    among the sorted p-values (0 for the smallest). A comparison's "Holm-level interval" is its interval there."""
+    m = len(pvalues)
+    out = [0.0] * m
+    for rank, i in enumerate(np.argsort(pvalues, kind="stable")):
+        out[int(i)] = 1 - alpha / (m - rank)
+    return out
+
+
+def key(study, spec: Spec) -> tuple:
+    """What a comparison reads once selections have chosen: two comparisons with one key are one test."""
+    res = [study.resolve(x) if x is not None else None for x in (spec.a, spec.b, spec.c, spec.d)]
+    return (*res, spec.measure.text, spec.pairing)
+
+
+def read_family(study, specs: list, conv: Conventions) -> list:
+    """A family of planned comparisons under ``conv``, with the plan's correction (once every run has finished):
+    comparisons that read the same arms (after selections chose) count once, the later one naming the earlier."""
+    rows = [read(study, s, conv) for s in specs]
+    first: dict = {}
+    for r in rows:
+        k = key(study, r.spec)
+        if k in first and None not in k[:2]:
+            r.same_as = first[k].spec.label
+        else:
+            first.setdefault(k, r)
+    if not study.complete or any(r.p is None for r in rows):
+        return rows
+    alpha = study.plan.alpha
+    unique = [r for r in rows if r.same_as is None]
+    if study.plan.correction == "holm":
+        rejected, levels = stats.holm([r.p for r in unique], alpha), holm_levels([r.p for r in unique], alpha)
+    else:
+        rejected, levels = [r.p < alpha for r in unique], [1 - alpha] * len(unique)
+    m = len(unique)
+    for r, rej, lev in zip(unique, rejected, levels):
+        r.apart, r.level = bool(rej), lev
+        if r.kind == "welch" and conv.method == "t":
+            x = list(study.values(r.spec.a, r.spec.measure).values())
+            y = list(study.values(r.spec.b, r.spec.measure).values())
+            strict = alpha / m if study.plan.correction == "holm" else alpha
+            r.need = stats.seeds_needed(x, y, alpha=strict)
+    by_label = {r.spec.label: r for r in unique}
+    for r in rows:
+        if r.same_as is not None:
+            twin = by_label[r.same_as]
+            r.apart, r.level, r.need = twin.apart, twin.level, twin.need
+    return rows
+
+
+def families(study, conv: Conventions) -> dict:
+    out: dict = {}
+    for s in study.plan.comparisons:
+        out.setdefault(s.family, []).append(s)
+    return {fam: read_family(study, specs, conv) for fam, specs in out.items()}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hypotheses and their size rules, and the robustness of every verdict.
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Judgement:
+    """A hypothesis read on its planned comparison: the verdict after the correction, and the size rule read on
+    the interval the plan names (``rule_lo``, ``rule_hi``)."""
+    verdict: str            # supported, contradicted, not supported, cannot be read
+    size: str | None        # refuted, not refuted, or None (no size rule / not read)
+    idle: bool | None       # within the plan's margin (equivalence), or None (no margin)
+    rule_lo: float | None = None
+    rule_hi: float | None = None
+    rule_level: float | None = None
+
+    def outcome(self) -> tuple:
+        return (self.verdict, self.size, self.idle)
+
+
+def rule_interval(r: Reading, which: str) -> tuple[float, float, float]:
+    """``(lo, hi, confidence)`` of the interval a size rule reads: ``per-comparison`` (``1 - alpha``) or ``holm``
+    (the level Holm's step-down tested this comparison at; the per-comparison one without a correction)."""
+    conf = 1 - r.alpha if which == "per-comparison" or r.level is None else r.level
+    lo, hi = r.interval_at(conf)
+    return lo, hi, conf
+
+
+def judge(h, r: Reading | None, which: str | None = None) -> Judgement:
+    """Hypothesis ``h`` (predicting the comparison's ``a`` ahead, or ``b`` with ``predicts = "b"``) on reading ``r``:
+    supported when separated after the correction in the predicted direction, contradicted when separated in the
+    other; its size rule: refuted as an explanation of a difference of ``h.size`` (in the predicted direction)
+    when the rule's interval excludes it, else not refuted; idle when the rule's interval lies within
+    ``+-h.margin``."""
+    if r is None or r.d is None or r.apart is None:
+        return Judgement("cannot be read", None, None)
+    sign = 1 if h.predicts == "a" else -1
+    verdict = "not supported" if not r.apart else ("supported" if sign * r.d > 0 else "contradicted")
+    if h.size is None and h.margin is None:
+        return Judgement(verdict, None, None)
+    lo, hi, conf = rule_interval(r, which or h.interval)
+    far = hi if sign > 0 else -lo  # the largest difference in the predicted direction the interval allows
+    size = None if h.size is None else ("refuted" if far < h.size else "not refuted")
+    idle = None if h.margin is None else bool(-h.margin <= lo and hi <= h.margin)
+    return Judgement(verdict, size, idle, lo, hi, conf)
+
+
+def alternatives(plan) -> list:
+    """``[(name, Conventions, rule interval override or None), ...]``: the reasonable alternatives every verdict is
+    re-read under: the other df convention; the other interval for the size rules (where the plan has any); a
+    bootstrap over seeds × problems instead of seeds alone."""
+    other_df = "min-n" if plan.df == "welch" else "welch"
+    out = [(("Welch–Satterthwaite df" if other_df == "welch" else "min-n df (the smaller arm's n − 1)"),
+            Conventions(df=other_df), None)]
+    if any(h.size is not None or h.margin is not None for h in plan.hypotheses):
+        out.append(("the other interval for the size rules", Conventions(df=plan.df), "swap"))  # SWAPPED names it
+    out.append(("a bootstrap over seeds × problems", Conventions(df=plan.df, method="bootstrap"), None))
+    return out
+
+
+SWAPPED = {"holm": "the size rule at the Holm level", "per-comparison": "the size rule per comparison"}
+
+
+def verdict_key(r: Reading) -> tuple:
+    return (r.apart, r.direction) if r.why_not is None else ("unread",)
+
+
+def robustness(study) -> list:
+    """Every planned verdict and hypothesis re-read under each alternative: ``[(what, plan's outcome,
+    {alternative: outcome}, [alternatives that flip it]), ...]``; outcomes are tuples the words module phrases."""
+    if not study.complete:
+        return []
+    plan = study.plan
+    base = study.readings
+    rows = []
+    alts = []
+    for name, conv, swap in alternatives(plan):
+        fams = base if swap else families(study, conv)
+        alts.append((name, fams, swap))
+    for fam, readings in base.items():
+        for i, r in enumerate(readings):
+            if r.same_as is not None:
+                continue
+            got = {}
+            for name, fams, swap in alts:
+                if swap:
+                    continue
+                got[name] = fams[fam][i]
+            flips = [n for n, x in got.items() if verdict_key(x) != verdict_key(r) and x.why_not is None]
+            rows.append(("comparison", r, got, flips))
+    for h in plan.hypotheses:
+        r = study.reading(h.test)
+        j = judge(h, r)
+        got = {}
+        for name, fams, swap in alts:
+            if swap:
+                other = "holm" if h.interval == "per-comparison" else "per-comparison"
+                if h.size is None and h.margin is None:
+                    continue
+                got[SWAPPED[other]] = judge(h, r, other)
+            else:
+                twin = next((x for rows_ in fams.values() for x in rows_ if x.spec.label == h.test), None)
+                got[name] = judge(h, twin)
+        flips = [n for n, x in got.items() if x.outcome() != j.outcome() and x.verdict != "cannot be read"]
+        rows.append(("hypothesis", (h, j), got, flips))
+    return rows
+
+
+def with_conventions(plan, **changes):
+    """A copy of ``plan`` with other conventions (``df="welch"``): for a reader's what-if and the tests."""
+    return replace(plan, **changes)

@@ -1,0 +1,241 @@
+"""``grpo-lab study run``: where each arm's runs live, the work units, shards, locks and local workers. Part of
+:mod:`grpo_lab.study`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..compare import (evaluation_problems, is_finished, prepare, read_config, shared_settings, train_run,
+                       write_config)
+from ..config import RunConfig
+from ..io import DirLock, differing_keys, read_json, run_name
+from .plan import Arm, Plan, PlanError
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Where each arm's runs live, and the work units of ``study run``.
+# ---------------------------------------------------------------------------------------------------------------
+
+def _rel(path: Path, home: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, home)).as_posix()
+    except ValueError:  # pragma: no cover - another drive
+        return str(path)
+
+
+def _slug(value) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(value))
+
+
+def default_dir(plan: Plan, arm: Arm) -> Path:
+    """``runs/<the settings that set this arm apart from [base]>`` (``runs/base`` when none): arms of one setting
+    share a comparison directory, so the start is evaluated once for them."""
+    shared = shared_settings(arm.config)
+    base = shared_settings(RunConfig(**plan.base))
+    diff = [f"{k}={_slug(shared[k])}" for k in sorted(shared) if shared[k] != base[k]]
+    return plan.home / "runs" / ("-".join(diff) or "base")
+
+
+def arm_dirs(plan: Plan, arm: Arm) -> list[Path]:
+    """The comparison directories that hold an arm's runs (globs expanded, sorted; a pattern that matches nothing
+    contributes nothing: the arm's runs are then missing)."""
+    if arm.dirs is None:
+        return [default_dir(plan, arm)]
+    out = []
+    for pattern in arm.dirs:
+        hits = sorted(p.parent for p in plan.home.glob(f"{pattern}/config.json")) if any(
+            ch in pattern for ch in "*?[") else [plan.home / pattern]
+        out += [h.resolve() for h in hits if h.resolve() not in out]
+    return out
+
+
+def train_dir(plan: Plan, arm: Arm) -> Path:
+    """Where ``study run`` trains an arm's missing runs: its default directory, or its first ``dirs`` entry,
+    which must then be a plain path (a glob names directories that exist, not one to create)."""
+    if arm.dirs is None:
+        return default_dir(plan, arm)
+    first = arm.dirs[0]
+    if any(ch in first for ch in "*?["):
+        found = arm_dirs(plan, arm)
+        if len(found) == 1:
+            return found[0]
+        raise PlanError(f"{plan.path}: [arms.{arm.name}] dirs: {first!r} is a pattern matching {len(found)} "
+                        "directories; training needs one plain directory first")
+    return plan.home / first
+
+
+def units(plan: Plan) -> list[tuple[str, int]]:
+    """Every (arm, seed) the plan names, seed by seed, every arm within a seed (an interrupted study then holds
+    every arm at the same number of seeds)."""
+    seeds = sorted({s for a in plan.arms.values() for s in a.seeds})
+    return [(name, s) for s in seeds for name, arm in plan.arms.items() if s in arm.seeds]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> (K, N), 1 <= K <= N."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", str(text))
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise ValueError(f"--shard is K/N with 1 <= K <= N (the K-th of N slices), got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shard_units(plan: Plan, shard: tuple[int, int] = (1, 1)) -> list[tuple[str, int]]:
+    """The K-th of N slices of :func:`units`: every N-th unit from the K-th, so the slices are disjoint, together
+    whole, and balanced across arms and seeds (a Slurm array, a Ray job or a Kubernetes indexed job runs one
+    slice each on a shared filesystem; a run's lock keeps one trainer per run)."""
+    k, n = shard
+    return [u for i, u in enumerate(units(plan)) if i % n == k - 1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# study run
+# ---------------------------------------------------------------------------------------------------------------
+
+def _wait_lock(directory: Path, echo, wait: float = 2.0, most: float = 12 * 3600):
+    """Take :class:`DirLock` on ``directory``, waiting while another process holds it (it may be evaluating the
+    start for every shard)."""
+    t0, said = time.monotonic(), False
+    while True:
+        try:
+            return DirLock(directory).__enter__()
+        except RuntimeError as e:
+            if "already locked by this process" in str(e) or time.monotonic() - t0 > most:
+                raise
+            if not said:
+                echo(f"waiting: {e}")
+                said = True
+            time.sleep(wait)
+
+
+def _open(plan: Plan, directory: Path, arms: list, echo) -> dict:
+    """The comparison in ``directory`` for these arms (one setting, their methods and seeds): created, or checked
+    against the plan (a directory of other settings is refused, naming the fields)."""
+    base = arms[0].config
+    methods = list(dict.fromkeys(a.method for a in arms))
+    seeds = sorted({s for a in arms for s in a.seeds})
+    if not (directory / "config.json").is_file():
+        conf = write_config(directory, methods, seeds, base, command=f"grpo-lab study run {plan.path.name}")
+        conf["base"] = RunConfig(**conf["base"])
+        return conf
+    conf = read_config(directory)
+    diff = differing_keys(shared_settings(conf["base"]), shared_settings(base))
+    if diff:
+        raise ValueError(f"{directory} holds runs of other settings than the plan's arm {arms[0].name} "
+                         f"(directory != plan): {'; '.join(diff)}")
+    stored = read_json(directory / "config.json", "comparison config")
+    est = list(dict.fromkeys([*stored["estimators"], *methods]))
+    sds = sorted({*stored["seeds"], *seeds})
+    if (est, sds) != (stored["estimators"], stored["seeds"]):
+        from ..io import write_json_atomic
+
+        stored.update(estimators=est, seeds=sds)
+        write_json_atomic(directory / "config.json", stored)
+        conf.update(estimators=est, seeds=sds)
+    return conf
+
+
+def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
+    """Copy the start's evaluation from another directory of the study that evaluated the same start (the same
+    :func:`grpo_lab.runner.start_key`: the learning rate or the method do not change it), instead of evaluating it
+    again (minutes on a real model). The copy records where it came from."""
+    from ..io import write_json_atomic
+    from ..runner import start_key
+
+    if (directory / "start.json").is_file():
+        return
+    key = start_key(conf["base"])
+    for arm in plan.arms.values():
+        other = train_dir(plan, arm).resolve()
+        if other == directory or not (other / "start.json").is_file() or start_key(arm.config) != key:
+            continue
+        try:
+            start = read_json(other / "start.json", "start evaluation")
+        except ValueError:
+            continue
+        if evaluation_problems(start, problems=arm.config.eval_problems) is None:
+            write_json_atomic(directory / "start.json", {**start, "copied_from": _rel(other, directory)})
+            echo(f"{directory}: the start's evaluation copied from {other} (the same start)")
+            return
+
+
+def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False, echo=print,
+              worker: tuple[int, int] | None = None) -> dict:
+    """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...]}``.
+
+    Each arm's comparison directory is prepared once (its config, the start's evaluation, the trainer settings)
+    under the directory's lock; each run is trained under a lock of its own, so shards and workers on a shared
+    filesystem never train one run twice. A run is never trained with settings other than its arm's: a directory
+    of other settings is refused, naming the fields. ``workers`` > 1 starts that many local processes (one torch
+    thread each unless the plan sets ``threads``); this process only checks the directories and waits, holding no
+    model. Worker ``w`` of ``n`` trains every ``n``-th run from the ``w``-th first, then sweeps the shard's other
+    runs, skipping those another process holds: a worker that dies (out of memory, say) leaves its runs to the
+    others, and an interrupted run starts over."""
+    mine = shard_units(plan, shard)
+    if worker is not None:
+        w, n = worker
+        mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
+    groups: dict[Path, list] = {}
+    for name, _ in mine:
+        arm = plan.arms[name]
+        d = train_dir(plan, arm).resolve()
+        if arm not in groups.setdefault(d, []):
+            groups[d].append(arm)
+    spawning = workers > 1 and worker is None
+    prepared = {}
+    for d, arms in groups.items():
+        lock = _wait_lock(d, echo)
+        try:
+            conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
+            if not spawning:  # the start's evaluation loads the model: the workers do it, not the parent
+                _share_start(plan, d, conf, echo)
+                prepared[d] = (conf, *prepare(d, conf, echo))
+        finally:
+            lock.__exit__(None, None, None)
+    if spawning:
+        return _spawn(plan, shard, workers, echo)
+    trained, done = [], []
+    for name, seed in mine:
+        arm = plan.arms[name]
+        d = train_dir(plan, arm).resolve()
+        conf, start, expected = prepared[d]
+        label = f"{arm.name} seed {seed}"
+        lock_dir = d / "locks" / run_name(arm.method, seed)
+        try:
+            with DirLock(lock_dir):
+                if is_finished(d, arm.config, arm.method, seed, echo):
+                    done.append(label)
+                else:
+                    echo(f"training {label} in {d}")
+                    train_run(d, arm.config, arm.method, seed, start, expected, progress)
+                    trained.append(label)
+        except RuntimeError as e:
+            if "in use by process" not in str(e):
+                raise
+            echo(f"{label}: another process is training it ({e}); skipped here")
+        for empty in (lock_dir, lock_dir.parent):  # the lock files are gone with their owners; so are their folders
+            try:
+                empty.rmdir()
+            except OSError:
+                pass
+    return {"trained": trained, "finished": done}
+
+
+def _spawn(plan: Plan, shard, workers: int, echo) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    procs = [subprocess.Popen([sys.executable, "-m", "grpo_lab.cli", "study", "run", str(plan.path),
+                               "--shard", f"{shard[0]}/{shard[1]}", "--worker", f"{w}/{workers}"], env=env)
+             for w in range(1, workers + 1)]
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        raise RuntimeError(f"study run: worker(s) {', '.join(str(i + 1) for i, c in enumerate(codes) if c)} of "
+                           f"{workers} failed (exit {', '.join(str(c) for c in codes if c)}); their finished runs "
+                           "are kept: run again to resume")
+    echo(f"{workers} workers finished")
+    return {"trained": [], "finished": []}
+
+
