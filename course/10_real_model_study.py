@@ -271,7 +271,8 @@ assert all(re.match(r"\d+ [-+] \d+ = \d+", c) for c in last)  # after training: 
 #
 # sign − grpo in pass@1 at each rate, recomputed here from the shipped runs (each seed's pass@1; each
 # problem's correct samples) with the library's statistics, and checked against what the report computed:
-# the difference of means with **Welch's 95% interval** over seeds (`grpo_lab.stats.diff_ci`) and its p
+# the difference of means with its 95% interval over seeds, Welch's standard error at the smaller arm's n − 1
+# degrees of freedom (the convention study 2's plan declares, `df = "min-n"`; `grpo_lab.stats.diff_ci`) and its p
 # (`diff_p`), the **paired bootstrap** over the 200 problems (`paired_bootstrap`: it covers the choice of
 # problems, which the interval over seeds does not), and **Holm** over the three p-values (`holm`).
 
@@ -753,7 +754,7 @@ for m in ("sign", "drgrpo"):
 d_far = diff_ci(far["drgrpo-kl"], far["sign-kl"])
 ratio = np.mean(far["drgrpo-kl"]) / np.mean(far["sign-kl"])
 print(f"Dr.GRPO − Sign in distance from start at β 0.04: {d_far[0]:+.2f} [{d_far[1]:+.2f}, {d_far[2]:+.2f}] "
-      f"(Welch, 95%); Dr.GRPO's distance is {ratio:.3f} × Sign's")
+      f"(Welch's standard error, min-n df, 95%); Dr.GRPO's distance is {ratio:.3f} × Sign's")
 display(viz.arms_per_seed({S3["arms"][a]["label"]: v for a, v in far.items()},
                           colours={S3["arms"][a]["label"]: S3["arms"][a]["method"] for a in far},
                           ylabel="‖θ_T − θ_0‖ of the LoRA adapter", xlabel="arm (lr 3e-4)",
@@ -792,17 +793,21 @@ if S3["complete"]:
     print("\nH1:", S3["hypotheses"]["H1"].replace("**", ""), "\nH2:", S3["hypotheses"]["H2"].replace("**", ""))
 
 # %% [markdown]
-# **What the study found** (all 44 runs; the verdicts are the tool's, drawn by the rule the plan fixed before the
-# first run; each number below is recomputed here from the shipped per-seed values). Neither hypothesis is
-# supported. H1's test, the KL penalty's change of Sign − Dr.GRPO, is not separated, and its interval excludes a
-# change above +0.10 in Sign's favour: by the plan's rule a KL penalty cannot explain the paper's size here. H2's
-# test, each method at its best rate on validation (lr 3e-4 for both), is not separated either; its interval still
-# allows a Sign advantage of up to +0.105 in pass@1, so a part of the paper's gap (about a quarter) stays open. The
-# one planned comparison that separated is one nobody predicted: at **lr 1e-4 Dr.GRPO is far ahead of Sign**.
-# Sign's adapter moved about three quarters as far as Dr.GRPO's there, yet its pass@1 barely left its start: at a
-# low rate, what a step points at decided the result, and with most prompts never solved, most of Sign's steps
-# point at pushing failures down (one reading, not tested here). A comparison at one shared learning rate would
-# have found "Dr.GRPO wins by 0.3" or "no difference", depending on the rate.
+# **What the study found** (all 44 runs; the verdicts are the tool's, drawn by the rules the plan declares, and
+# each number below is recomputed here from the shipped per-seed values). Neither hypothesis is supported: neither
+# planned test separates after Holm. The plan's size rule (PLAN.md: refuted as an explanation of the paper's size
+# if the interval excludes +0.10), read on the per-comparison 95% interval as the plan file declares, **refutes
+# H1** (its top is +0.054) and **leaves H2 open** (its top is +0.105). Both size verdicts are **fragile**: read at
+# the level Holm's step-down tests it, H1's interval reaches past +0.10; with Welch–Satterthwaite degrees of
+# freedom instead of the smaller arm's n − 1, H2's top falls to +0.095. Neither choice was fixed before the data,
+# so the data alone do not say whether a KL penalty or the starved regime could be a tenth of the paper's size.
+#
+# The one planned comparison that separated is one nobody predicted: at **lr 1e-4 Dr.GRPO is far ahead of
+# Sign**, against the paper's direction. Sign's adapter moved about three quarters as far as Dr.GRPO's there, yet
+# its training reward and the length of its completions barely changed from the first tenth of training to the
+# last, while Dr.GRPO's reward rose about fourfold and its completions got shorter. "The two estimators have
+# different best learning rates" is the reading, not a tested finding; what is measured is that on this model
+# the only rate effect the study separated favoured Dr.GRPO.
 
 # %%
 assert S3["complete"], "lesson 10 reads the finished study"
@@ -810,19 +815,35 @@ planned = {row["label"]: row for row in S3["planned"]}
 h1 = planned["the KL penalty's change of sign − drgrpo (H1's test)"]
 h2 = planned["sign − drgrpo, each at its best rate on validation (H2's test)"]
 low = planned["sign − drgrpo at lr 1e-4"]
-assert not h1["apart"] and h1["hi"] < 0.10  # not supported, and refuted as the paper's size by the plan's rule
+assert not h1["apart"] and h1["hi"] < 0.10  # not supported, and refuted per comparison by the plan's rule
 assert not h2["apart"] and h2["lo"] < 0 < h2["hi"]  # not supported; the interval's top is the bound it sets
-assert round(h2["hi"], 3) == 0.105 and "(lr 3e-4 for both)" in S3["hypotheses"]["H2"]  # the numbers quoted above
-assert low["apart"] and low["hi"] < 0  # Dr.GRPO ahead at lr 1e-4, after Holm
+assert round(h1["hi"], 3) == 0.054 and round(h2["hi"], 3) == 0.105  # the numbers quoted above
+assert "**refuted as an explanation" in S3["hypotheses"]["H1"] and "**not refuted**" in S3["hypotheses"]["H2"]
+assert any("Holm level" in alt for alt in S3["fragile"]["H1"]) and "Welch–Satterthwaite df" in S3["fragile"]["H2"]
+h2_welch = diff_ci(s3("sign-3e-4", "pass_at_1"), s3("drgrpo-3e-4", "pass_at_1"), df="welch")  # both chose lr 3e-4
+assert round(h2_welch[2], 3) == 0.095  # under Welch-Satterthwaite df H2's top falls below +0.10
+assert low["apart"] and low["hi"] < 0  # Dr.GRPO ahead at lr 1e-4, after Holm: against the paper's direction
 sep = [label for label, row in planned.items() if row["apart"]]
 assert sep == ["sign − drgrpo at lr 1e-4"], sep
 pass1 = {arm: s3(arm, "pass_at_1") for arm in ("sign-1e-4", "drgrpo-1e-4")}
 dist = {arm: s3(arm, "update/from_start") for arm in ("sign-1e-4", "drgrpo-1e-4")}
 ratio_dist = np.mean(dist["sign-1e-4"]) / np.mean(dist["drgrpo-1e-4"])
+moved = {arm: {k: np.mean(s3(arm, k)) for k in ("reward first", "reward last", "completion_length first",
+                                               "completion_length last")} for arm in ("sign-1e-4", "drgrpo-1e-4")}
 print(f"lr 1e-4: pass@1 Sign {fmt_ci(pass1['sign-1e-4'])}, Dr.GRPO {fmt_ci(pass1['drgrpo-1e-4'])}; "
       f"distance from start Sign {fmt_ci(dist['sign-1e-4'], clip=None)}, Dr.GRPO {fmt_ci(dist['drgrpo-1e-4'], clip=None)} "
       f"(Sign's is {ratio_dist:.2f} × Dr.GRPO's)")
+for arm, m in moved.items():
+    print(f"{arm}: training reward {m['reward first']:.3f} → {m['reward last']:.3f}, completion length "
+          f"{m['completion_length first']:.1f} → {m['completion_length last']:.1f} tokens (first → last 10% of steps)")
 print(f"H1's test {h1['d']:+.3f} [{h1['lo']:+.3f}, {h1['hi']:+.3f}]; H2's test {h2['d']:+.3f} "
-      f"[{h2['lo']:+.3f}, {h2['hi']:+.3f}]; at lr 1e-4 {low['d']:+.3f} [{low['lo']:+.3f}, {low['hi']:+.3f}]")
+      f"[{h2['lo']:+.3f}, {h2['hi']:+.3f}] (Welch–Satterthwaite df: top {h2_welch[2]:+.3f}); at lr 1e-4 "
+      f"{low['d']:+.3f} [{low['lo']:+.3f}, {low['hi']:+.3f}]")
+print("\n" + S3["left_words"].replace("**", ""))
 assert 0.6 < ratio_dist < 1.0  # about three quarters as far ...
 assert np.mean(pass1["sign-1e-4"]) < 0.5 * np.mean(pass1["drgrpo-1e-4"])  # ... and far less gained
+s, g = moved["sign-1e-4"], moved["drgrpo-1e-4"]
+assert abs(s["reward last"] - s["reward first"]) < 0.03 and g["reward last"] > 3 * g["reward first"]  # barely / 4x
+assert abs(s["completion_length last"] - s["completion_length first"]) < 2  # Sign's length barely changed ...
+assert g["completion_length last"] < g["completion_length first"] - 8  # ... Dr.GRPO's completions got shorter
+assert "against the paper's direction" in S3["left_words"]

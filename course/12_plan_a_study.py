@@ -8,7 +8,7 @@
 # exactly the runs it names and writes a report whose verdicts the plan, not you, fixed.
 #
 # Where the numbers come from: everything is trained here, on your CPU, from the plan you write (a few seconds a
-# run at the sizes the exercise allows). The plan file's fields are documented in `grpo_lab/study.py`; the three
+# run at the sizes the exercise allows). The plan file's fields are documented in `grpo_lab/study/__init__.py`; the
 # tracked studies' `docs/results/*/plan.toml` are worked examples.
 
 # %%
@@ -56,7 +56,12 @@ def my_predicted_width():
 # - **one primary measure** (`pass@1`, `greedy`, `pass@4`, ...), the one the planned comparisons read;
 # - **the planned comparisons**: `a − b` for two arms, or `a − start`; everything else the report reads is
 #   exploratory and gets no verdict;
-# - **the correction** for their number (`holm`).
+# - **the correction** for their number (`holm`);
+# - **the conventions** the verdicts rest on: the degrees of freedom of a difference of two means
+#   (`df = "welch"`, Welch–Satterthwaite, the default, or `"min-n"`, the smaller arm's n − 1), and for a
+#   hypothesis with a size rule ("refuted as an explanation of a difference of 0.10") which interval the rule reads.
+#   A choice left open is a choice the author can make after seeing the data; the report re-reads every verdict
+#   under the alternatives and calls one that flips **fragile**.
 #
 # Here is one (a worked example, not the answer to the exercise): one method, one rate, too few seeds. The tool
 # reads it and says what it is.
@@ -93,9 +98,10 @@ print(f"arms: {list(example.arms)}; seeds: {example.seeds}; primary: {example.pr
 assert list(example.arms) == ["grpo"] and example.correction == "holm"  # Holm is the default correction
 
 # %% [markdown]
-# The tool refuses a plan that cannot be read as a study, in one line that names the problem. Three refusals:
-# no primary measure, a comparison that names no arm, and a verdict asked of an exploratory reading (only a
-# planned comparison gets one).
+# The tool refuses a plan that cannot be read as a study, in one line that names the problem. Four refusals:
+# no primary measure, a comparison that names no arm, a verdict asked of an exploratory reading (only a
+# planned comparison gets one), and a **confounded** comparison: Sign at one learning rate against GRPO at another
+# differs in two settings, so whatever it finds cannot be put on either (lessons 10 and 11 met this confound).
 
 # %%
 from grpo_lab.study import PlanError  # noqa: E402
@@ -104,6 +110,9 @@ refusals = {
     "no primary measure": EXAMPLE.replace('primary = "pass@1"', 'secondary = ["greedy"]'),
     "a comparison naming no arm": EXAMPLE.replace('b = "start"', 'b = "sign"'),
     "a verdict on an exploratory reading": EXAMPLE + '\n[[exploratory]]\na = "grpo"\nb = "start"\nverdict = true\n',
+    "a confounded comparison": EXAMPLE.replace('[arms.grpo]\nmethod = "grpo"', '[arms.grpo]\nmethod = "grpo"\n'
+                                               'learning_rate = 1e-4\n[arms.sign]\nmethod = "sign"\n'
+                                               'learning_rate = 1e-3').replace('b = "start"', 'b = "sign"'),
 }
 said = {}
 for what, text in refusals.items():
@@ -114,6 +123,7 @@ for what, text in refusals.items():
         said[what] = str(e).split(": ", 1)[1]
         print(f"{what}: {said[what]}")
 assert set(said) == set(refusals)  # each refused, by name
+assert "confounded: the arms differ in learning_rate and estimator" in said["a confounded comparison"]
 
 # %% [exercise-md]
 # ### Exercise 12.2 — write the plan
@@ -160,6 +170,7 @@ secondary = ["greedy"]
 
 [analysis]
 correction = "holm"
+df = "welch"   # Welch–Satterthwaite degrees of freedom (the default; "min-n" is the conservative choice)
 
 [[comparisons]]
 a = "sign-low"
@@ -201,6 +212,9 @@ write_or_check(want, check=False, echo=lambda m: None)
 draw()
 study = Study.load(study_dir / "plan.toml")
 print(f"trained {len(out['trained'])} runs; complete: {study.complete}")
+if not plan.manipulation:  # a plan may leave the check out; the report then cannot say whether training took
+    print("Note: your plan has no [manipulation] section, so the report cannot say whether training moved the "
+          "measure at all; add\n[manipulation]\nmeasure = \"pass@1\"\nto your plan to read it.")
 display(Markdown(finding(study)))
 for line in held_out_line(study):
     print(line)
@@ -218,12 +232,13 @@ for line in held_out_line(study):
 
 # %%
 report = (study_dir / "REPORT.md").read_text()
+widths = [r.hi - r.lo for r in study.planned if r.d is not None]
 assert study.complete and len(out["trained"]) == sum(len(a.seeds) for a in plan.arms.values())
 assert "## What it found" in report and "planned comparisons separated" in report
 assert "are excluded" in report or "cannot tell" in report  # each null read as a bound (or seeds that agree exactly)
 assert "## Is the evaluation held out?" in report and ("**held-out**" in report or "**not held-out**" in report)
-assert "## Did the treatment take? (manipulation check)" in report
-widths = [r.hi - r.lo for r in study.planned if r.d is not None]
+assert ("## Did the treatment take? (manipulation check)" in report) == bool(plan.manipulation)
+assert "**Method (declared in the plan).**" in report and "## Does the verdict depend on a convention?" in report
 print("interval widths of the planned comparisons:", [f"{w:.3f}" for w in widths])
 # the report's figures, drawn beside REPORT.md: every seed of every arm, and each planned comparison's interval
 figures = sorted(study_dir.glob("*.png"))
@@ -235,6 +250,28 @@ for png in figures:
 if widths:
     checks.check_prediction(my_predicted_width(), widths[0], "exercise 12.1: the width of sign − grpo's interval",
                             tol=max(0.02, widths[0] / 2), fraction=True, source="your study")
+
+# %% [markdown]
+# ## 4. Does the verdict depend on a convention?
+#
+# Every verdict in the report rests on choices: the degrees of freedom of each interval, the interval a size rule
+# reads, intervals over seeds alone (which treat the evaluation's problems as fixed). The report's section of that
+# name re-reads each planned verdict under the reasonable alternatives: the other degrees of freedom, and a
+# bootstrap that resamples the evaluation's problems as well as the seeds. Here is your first planned comparison
+# under each (the same data, three readings):
+
+# %%
+kind, first, alternatives, flips = next(row for row in study.robust if row[0] == "comparison")
+print(f"{first.spec.label}, as planned ({study.conventions.words()}): "
+      + (f"{first.d:+.3f} [{first.lo:+.3f}, {first.hi:+.3f}]" if first.d is not None else first.why_not)
+      + (", separated" if first.apart else ", not separated"))
+for name, r in alternatives.items():
+    print(f"  under {name}: " + (f"{r.d:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]" if r.d is not None else r.why_not)
+          + (", separated" if r.apart else ", not separated"))
+print("fragile: flipped by " + " and ".join(flips) if flips else "firm: no alternative flips it")
+assert ("**Fragile**" in finding(study)) == any(row[3] for row in study.robust)  # the headline says which
+# Study 3 (lesson 10) is the worked example of a fragile verdict: its size rule for H1 flips when read at the Holm
+# level, and H2's when the degrees of freedom are Welch-Satterthwaite's; its report says so first.
 
 # %% [exercise-md]
 # ### Open question 12.3 — what would you change before running it for real?

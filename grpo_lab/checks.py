@@ -609,7 +609,8 @@ def check_study_plan(plan, most_runs: int = 24, most_steps: int = 8) -> None:
     three seeds, a primary measure and a correction, and small enough to run in this lesson (at most ``most_runs``
     runs of at most ``most_steps`` steps). Any valid plan passes; a plan the study engine refuses fails with the
     engine's own message (no primary measure, a comparison that names no arm, a verdict asked of an exploratory
-    reading, an unknown field, ...). A function that passes is the one lesson 12's run cell uses."""
+    reading, a confounded comparison naming the settings its arms differ in, an unknown field, ...). A plan without
+    a manipulation check passes with a note. A function that passes is the one lesson 12's run cell uses."""
     import tempfile
     from pathlib import Path
 
@@ -649,6 +650,9 @@ def check_study_plan(plan, most_runs: int = 24, most_steps: int = 8) -> None:
         raise AssertionError("exercise 12.2: the plan is valid, but " + "; ".join(problems))
     if callable(plan):
         PASSED["study plan"] = plan
+    if not parsed.manipulation:
+        print("note: the plan has no [manipulation] section: its report will not say whether training moved the "
+              "measure (add [manipulation] with measure = \"pass@1\")")
     print(f"✓ the study engine reads your plan: {len(parsed.arms)} arms ({', '.join(sorted(methods))} at "
           f"{', '.join(f'{r:g}' for r in sorted(rates))}), {runs} runs, primary measure {parsed.primary.text}, "
           f"{len(parsed.comparisons)} planned comparison(s), correction {parsed.correction}")

@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "slices are disjoint and together whole; default 1/1)")
     r.add_argument("--workers", type=int, default=1, metavar="N",
                    help="local processes, one torch thread each unless the plan sets threads (default 1)")
-    r.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # a slice of a shard, for --workers
+    # a slice of a shard, for --workers (a name no one types: `--worker 2`, a typo of --workers, is --workers 2)
+    r.add_argument("--internal-worker-slice", dest="worker", default=None, help=argparse.SUPPRESS)
     r.add_argument("--no-report", action="store_true", help="train only; write no report at the end")
     r.add_argument("--progress", action="store_true", help="progress bars for each run")
     for name, text in (("report", "write the study's report (interim until every run has finished)"),

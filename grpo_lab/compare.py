@@ -30,6 +30,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
@@ -183,6 +185,20 @@ def evaluation_problems(ev, simulated: bool = False, problems: int | None = None
     if "pass_at_k" in ev and not (isinstance(pk, dict) and pk and all(str(k).isdigit() and _is_number(v, 0, 1)
                                                                       for k, v in pk.items())):
         return "pass_at_k is not a dict of fractions keyed by k"
+    for k, v in (pk or {}).items():  # issue 58: an in-range number that contradicts the file's own counts
+        if not 1 <= int(k) <= n:
+            return f"pass@{k} cannot be estimated from {n} samples per problem"
+        from .passk import pass_at_k
+
+        own = float(np.mean(pass_at_k(n, np.asarray(correct), int(k))))
+        if abs(float(v) - own) > 1e-6:
+            return f"pass@{k} is {float(v):.6g}, but its own correct counts give {own:.6g}"
+    if "grader" in ev and not isinstance(ev["grader"], str):
+        return f"grader is {ev['grader']!r}, not a version string"
+    if "validation" in ev:
+        bad = evaluation_problems(ev["validation"])
+        if bad:
+            return f"its validation split: {bad}"
     return None
 
 
@@ -196,6 +212,13 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         return "no history of logged steps"
     if not simulated and not _is_number(res.get("train_seconds"), 0):
         return "no training time"
+    for i, h in enumerate(hist):  # issue 58: a reward the report would average must be a reward
+        if "reward" in h and not _is_number(h["reward"], 0, 1):
+            return f"history step {i} has reward {h['reward']!r}, not a fraction between 0 and 1"
+    if "eval_seconds" in res and not _is_number(res["eval_seconds"], 0):
+        return f"eval_seconds is {res['eval_seconds']!r}, not a time"
+    if "generation" in res and not isinstance(res["generation"], dict):
+        return f"generation is {res['generation']!r}, not the engine's record (a table)"
     bad = evaluation_problems(res.get("eval"), simulated, problems)
     return f"its evaluation is damaged: {bad}" if bad else None
 

@@ -247,6 +247,9 @@ class DirLock:
         for _ in range(100):
             try:  # never through a symbolic link: it would write the pid into whatever the link names
                 fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except FileNotFoundError:  # another process removed the empty folder between mkdir and open (a
+                self.path.parent.mkdir(parents=True, exist_ok=True)  # study's per-run lock folders): again
+                continue
             except OSError as e:
                 if self.path.is_symlink() or e.errno == errno.ELOOP:
                     raise RuntimeError(f"{self.path} is a symbolic link; refusing to lock through it (remove it: "

@@ -39,6 +39,8 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     alpha = 0.05                                # family-wise
     pairing = "none"                            # "seed": arm-minus-arm differences pair runs by seed
     margin = 0.03                               # optional: within +-margin and not separated = "equivalent"
+    df = "welch"                                # degrees of freedom of a difference of means: "welch"
+                                                #   (Welch-Satterthwaite, default) or "min-n" (the smaller n - 1)
 
     [[comparisons]]                             # the planned comparisons: a minus b, b an arm or "start"
     a = "sign-lr1e-4"
@@ -46,6 +48,17 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     label = "sign - grpo at lr 1e-4"            # optional
     family = "stage A"                          # optional: Holm runs within a family (default "planned")
     claim = 0.454                               # optional: a published value to set beside the interval
+    contrast = "..."                            # only where a and b differ in more than one setting on purpose:
+                                                #   why (otherwise such a planned comparison is refused: confounded)
+
+    [[hypotheses]]                              # optional: a named hypothesis the engine judges on one comparison
+    name = "H1"
+    says = "a KL penalty of fixed scale"        # optional: what it proposes, in words
+    test = "sign - grpo at lr 1e-4"             # the label of a planned comparison
+    predicts = "a"                              # the side it expects ahead ("b": b ahead, e.g. the start: a loss)
+    size = 0.10                                 # optional: refuted as an explanation of this difference where
+    interval = "per-comparison"                 #   the interval named here excludes it ("per-comparison", 1 - alpha,
+    margin = 0.03                               #   or "holm", Holm's step level); margin: "idle" within +-margin
 
     [[exploratory]]                             # readings the plan did not fix: intervals, never a verdict
     a = "drgrpo"
@@ -66,8 +79,12 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     form = "verdict"                            # the headline and every planned interval (default), or
                                                 #   "headline": the headline only (a page short of room, the README)
 
-What the report does by construction: it leads with the verdict in words; reads only the planned comparisons,
-with the plan's correction, and labels everything else exploratory; states each null as the bound it sets (the
+What the report does by construction: it leads with the verdict in words (the hypotheses judged by their rules,
+the planned comparisons, the manipulation check, and whether each verdict is fragile or firm); names the
+conventions it read them with (the method line) and re-reads every verdict under the other df, the other interval
+for a size rule and a bootstrap over seeds x problems (the robustness section); reads only the planned
+comparisons, with the plan's correction (two that read the same arms after the selections chose count once), and
+labels everything else exploratory; states each null as the bound it sets (the
 largest difference its interval excludes), and a published claim beside what the task can reach at all; pairs by
 seed only when the plan says the design pairs; adds the start's own sampling error to a comparison with the start;
 says "held-out" only where the evaluation's problems are disjoint from the training pool (it computes the
@@ -76,7 +93,9 @@ its arm's, another grader or engine within an arm, the plan committed after the 
 vLLM's engine before it left the random generators as they were) beside the authors'. Every result is read as
 ``grpo-lab compare --resume`` reads it: a damaged file, one holding another method or seed than its name says, a
 fingerprint that does not match its settings, a duplicate of another run, or a grader other than its arm's is left
-out and named. Introduced with issue 47; lesson 12 plans a study of its own.
+out and named. An extras module adds readings, never a verdict: its ``headline`` is printed as the authors'
+reading. Introduced with issue 47 (the second edition, conventions declared and re-read: issue 56); lesson 12
+plans a study of its own.
 """
 
 from .data import ArmData, Reading, Study, git_history, read_arm, recorded_fingerprint

@@ -4,6 +4,7 @@ the design checks and the deviations the data show. Part of :mod:`grpo_lab.study
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
 from .readings import Reading  # noqa: F401 (re-exported)
-from .run import _rel, arm_dirs
+from .run import _rel, arm_dirs, plan_record
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -40,14 +41,35 @@ class ArmData:
 
 def _content_key(r: dict) -> str:
     ev = r.get("eval") or {}
-    return json.dumps([ev.get("correct"), ev.get("greedy"), [h.get("loss") for h in r.get("history", [])],
-                       r.get("train_seconds")], default=str)
+    # what a run learned and scored, not how long it took (issue 58: a copy with its time nudged is still a copy)
+    return json.dumps([ev.get("correct"), ev.get("greedy"), [h.get("loss") for h in r.get("history", [])]],
+                      default=str)
 
 
 def recorded_fingerprint(cfg: dict) -> str:
     """The fingerprint of a run's recorded settings as the grpo-lab that wrote it computed it: over the fields it
     recorded (a field added since is not part of it; ``compare.read_config`` reads a config the same way)."""
     return fingerprint({k: v for k, v in shared_settings(cfg).items() if k in cfg})
+
+
+def plan_measures(plan: Plan) -> list:
+    """Every measure the plan reads from a run: primary, secondary, each comparison's, the selections'."""
+    out = [plan.primary, *plan.secondary, *(s.measure for s in [*plan.comparisons, *plan.exploratory]),
+           *(sel.by for sel in plan.selections.values())]
+    return list({m.text: m for m in out}.values())
+
+
+def unreadable_measure(plan: Plan, r: dict) -> str | None:
+    """Why a result cannot give a measure the plan reads (a missing pass@k, no validation split, a value that is no
+    finite number), or None: such a run is left out by name, never read halfway into a table (issue 58)."""
+    for m in plan_measures(plan):
+        try:
+            v = m.of(r)
+        except (KeyError, TypeError, ValueError) as e:
+            return f"it cannot give {m.text}: {str(e).strip(chr(39))[:120]}"
+        if not (isinstance(v, float) and math.isfinite(v)):
+            return f"its {m.text} is {v!r}, not a finite number"
+    return None
 
 
 def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
@@ -59,6 +81,9 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
     expected = shared_settings(arm.config)
     for d in dirs:
         if not (d / "config.json").is_file():
+            if (d / "results").is_dir() and any((d / "results").glob("*.json")):  # issue 58: say which file is gone
+                refused.append((_rel(d / "config.json", plan.home), "missing: the directory holds results but not "
+                                "the settings they were trained with, so none of them can be checked"))
             continue
         try:
             conf = read_config(d)
@@ -100,6 +125,8 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                         why = f"its settings are not the arm's: {'; '.join(differing_keys(expected, shared_settings(cfg))[:3])}"
                     elif plan.grader is not None and (r["eval"].get("grader") or "unrecorded") != plan.grader:
                         why = f"graded by {r['eval'].get('grader') or 'an unrecorded grader'}, the plan's is {plan.grader}"
+                if why is None:
+                    why = unreadable_measure(plan, r)
             except (ValueError, KeyError, TypeError, AttributeError) as e:
                 why = f"unreadable ({str(e).replace(str(f), f.name)[:160]})"
             if why is None:  # the same file read by two arms is one run; two files with one content are a copy
@@ -331,6 +358,22 @@ class Study:
             if len(texts) > 1:
                 out.append("Directories that evaluate the same start disagree: " + " vs ".join(
                     ", ".join(sorted(ds)) for ds in texts.values()) + " (another engine, grader or model?).")
+        edited = []  # runs trained under another version of the plan's analysis (their records, beside them)
+        for a in self.data.values():
+            for seed in a.runs:
+                rec = plan_record(a.run_dir[seed], a.arm.method, seed)
+                try:
+                    fp = read_json(rec).get("plan") if rec.is_file() else None
+                except (ValueError, AttributeError):
+                    fp = "unreadable"
+                if fp is not None and fp != self.plan.analysis_fingerprint:
+                    edited.append(_rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json",
+                                       self.plan.home))
+        if edited:
+            out.append(f"The plan's analysis (its arms, seeds, measures, comparisons, hypotheses or conventions) is "
+                       f"not the one {len(edited)} run(s) were trained under ({', '.join(edited[:4])}"
+                       f"{', ...' if len(edited) > 4 else ''}; recorded in each directory's plans/): edited after "
+                       "them. The report reads the plan as it is now.")
         if self.plan.budget_hours is not None:
             hours = self.machine_hours()
             if hours > self.plan.budget_hours:

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 from ..compare import shared_settings
 from ..config import PER_RUN, RunConfig, method_key
+from ..io import fingerprint
 from ..stats import DFS
 from .measures import Measure, PlanError, parse_measure
 
@@ -31,6 +32,8 @@ ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
 PAIRINGS = ("none", "seed")
+ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "analysis", "comparisons", "exploratory",
+                 "hypotheses", "manipulation")
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
 
@@ -123,6 +126,13 @@ class Plan:
     def home(self) -> Path:
         return self.path.parent
 
+    @property
+    def analysis_fingerprint(self) -> str:
+        """A fingerprint of everything in the plan file that decides what is trained and how it is read (arms,
+        seeds, measures, analysis, comparisons, hypotheses, selections, manipulation): ``study run`` records it
+        beside every run it trains, so a plan edited after its runs is caught without git (issue 58)."""
+        return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS})
+
 
 def _need(table: dict, key: str, kind, where: str, default=...):
     if key not in table:
@@ -150,7 +160,50 @@ def _seeds(value, where: str) -> list:
         raise PlanError(f"{where}: seeds must be a non-empty list of whole numbers >= 0, got {value!r}")
     if len(set(value)) != len(value):
         raise PlanError(f"{where}: seeds list a seed twice: {value}")
+    if max(value) > MAX_SEED:
+        raise PlanError(f"{where}: seed {max(value)} is larger than {MAX_SEED} (2^31 - 1), the largest every random "
+                        "generator a run seeds accepts")
     return list(value)
+
+
+MAX_SEED = 2**31 - 1
+
+
+def _policy(name: str, home: Path, where: str) -> None:
+    """A policy the runner knows, a hub model's id ("org/name"), or a local model directory; anything else (a typo
+    such as "tiny_lm") is refused here, before a run would try the model hub for a minute (issue 58)."""
+    import difflib
+
+    from ..runner import POLICIES
+
+    known = sorted({*(k for k in POLICIES if k != "*"), "smollm2"})  # smollm2: the wheel's GGUF (policy.load_policy)
+    if name in known or "/" in name.strip("/") or (home / name).is_dir() or Path(name).is_dir():
+        return
+    close = difflib.get_close_matches(name, known, n=1)
+    raise PlanError(f"{where}: policy {name!r} is not one grpo-lab knows ({', '.join(known)}), a hub model's id "
+                    "(org/name) or a local model directory" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def _report_path(text: str, home: Path, owned: set, where: str) -> str:
+    """The report's path: a markdown file inside the study's folder that the study does not own for anything else
+    (the plan, the prose plan, a run directory's files); never a path outside, and its folder must exist."""
+    if not text.strip() or not text.endswith(".md"):
+        raise PlanError(f"{where}: report must name a markdown file (….md) inside the study's folder, got {text!r}")
+    path = (home / text).resolve()
+    if not path.is_relative_to(home):
+        raise PlanError(f"{where}: report {text!r} lies outside the study's folder ({home}); a report is written "
+                        "beside its plan")
+    if not path.parent.is_dir():
+        raise PlanError(f"{where}: report {text!r}: its folder {_rel_home(path.parent, home)} does not exist")
+    for d in owned:
+        if path == d or path.is_relative_to(d):
+            raise PlanError(f"{where}: report {text!r} would overwrite a file the study owns "
+                            f"({_rel_home(d, home)}): choose another name")
+    return text
+
+
+def _rel_home(path: Path, home: Path) -> str:
+    return str(path.relative_to(home)) if path.is_relative_to(home) else str(path)
 
 
 def confounds(arms: dict, x: str, y: str | None) -> list:
@@ -173,7 +226,11 @@ def read_plan(path) -> Plan:
     w = str(path)  # errors name the file as it was given
     path = path.resolve()
     try:
-        raw = tomllib.loads(path.read_text())
+        text = path.read_text(encoding="utf-8")
+        if text.startswith("\ufeff"):
+            raise PlanError(f"{w}: the file starts with a UTF-8 byte-order mark (BOM), which TOML does not allow: "
+                            "save it as UTF-8 without a BOM")
+        raw = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise PlanError(f"{w}: not a valid TOML file ({e})") from None
     _unknown(raw, TOP_KEYS, w)
@@ -203,6 +260,7 @@ def read_plan(path) -> Plan:
             cfg.validate(here=False)
         except (TypeError, ValueError) as e:
             raise PlanError(f"{where}: not a valid run: {e}") from None
+        _policy(cfg.policy, path.parent, where)
         dirs = t.get("dirs")
         if dirs is not None and not (isinstance(dirs, list) and dirs and all(isinstance(d, str) for d in dirs)):
             raise PlanError(f"{where}: dirs must be a list of paths under the plan's directory, got {dirs!r}")
@@ -210,13 +268,25 @@ def read_plan(path) -> Plan:
         arms[name] = Arm(name, method, _need(t, "label", str, where, name), settings, dirs, arm_seeds, cfg)
     if not arms:
         raise PlanError(f"{w}: [arms]: a study needs at least one arm")
-    same = {}
-    for arm in arms.values():  # two arms of the same runs would be one arm read twice
-        key = (method_key(arm.method), json.dumps(shared_settings(arm.config), sort_keys=True),
-               json.dumps(arm.dirs))
-        if key in same and set(arm.seeds) & set(arms[same[key]].seeds):
-            raise PlanError(f"{w}: arms {same[key]} and {arm.name} are the same runs (one method, one setting)")
-        same[key] = arm.name
+    from .run import _rel, arm_dirs  # the directories as resolved: "runs/base", "./runs/base", "runs/*" can be one
+
+    home = SimpleNamespace(home=path.parent, base=base)  # what arm_dirs reads of a plan
+    resolved = {name: set(arm_dirs(home, arm)) for name, arm in arms.items()}
+
+    def shared_runs(x: str, y: str) -> list:
+        """The directories where arms x and y read the same runs (one method, one setting, a seed in common)."""
+        ax, ay = arms.get(x), arms.get(y)
+        if ax is None or ay is None or method_key(ax.method) != method_key(ay.method) or \
+                shared_settings(ax.config) != shared_settings(ay.config) or not set(ax.seeds) & set(ay.seeds):
+            return []
+        return sorted(_rel(d, path.parent) for d in resolved[x] & resolved[y])
+
+    names = list(arms)
+    for i, x in enumerate(names):  # two arms of the same runs would be one arm read twice
+        for y in names[:i]:
+            if resolved[x] == resolved[y] and shared_runs(x, y):
+                raise PlanError(f"{w}: arms {y} and {x} are the same runs (one method, one setting, directory "
+                                f"{shared_runs(x, y)[0]})")
     selections = {}
     for name, t in _need(raw, "selections", dict, w, {}).items():
         where = f"{w}: [selections.{name}]"
@@ -226,8 +296,8 @@ def read_plan(path) -> Plan:
             raise PlanError(f"{where}: a selection is a table with among and by")
         _unknown(t, {"among", "by"}, where)
         among = _need(t, "among", list, where)
-        if len(among) < 2 or any(a not in arms for a in among):
-            raise PlanError(f"{where}: among must list at least two of the plan's arms, got {among!r}")
+        if len(among) < 2 or any(a not in arms for a in among) or len(set(among)) != len(among):
+            raise PlanError(f"{where}: among must list at least two of the plan's arms, each once, got {among!r}")
         by = parse_measure(_need(t, "by", str, where), tasks, where)
         if by.split != "validation":
             raise PlanError(f"{where}: by = {by.text!r} reads the test problems; a selection reads the validation "
@@ -288,6 +358,13 @@ def read_plan(path) -> Plan:
                 raise PlanError(f"{where}: a selection is compared with arms, not with the start (its arms are)")
             if a == b:
                 raise PlanError(f"{where}: a and b are the same arm ({a})")
+            if cc is not None and len({a, b, cc, dd}) < 4:
+                raise PlanError(f"{where}: an interaction (a - b) - (c - d) names four different arms, got "
+                                f"{a}, {b}, {cc}, {dd}")
+            for x, y in ((a, b), (cc, dd)):
+                if x is not None and shared_runs(x, y):
+                    raise PlanError(f"{where}: {x} and {y} read the same runs (directory {shared_runs(x, y)[0]}): "
+                                    "a difference between them is 0 by construction")
             meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
             if b == "start" and meas.metric.source != "eval":
                 raise PlanError(f"{where}: {meas.text} comes from the training log; the start has none")
@@ -395,9 +472,40 @@ def read_plan(path) -> Plan:
     for key in ("deviations", "corrections"):
         if not all(isinstance(x, str) for x in _need(raw, key, list, w, [])):
             raise PlanError(f"{w}: {key} must be a list of sentences")
+    def can_give(m: Measure, names, where: str) -> None:  # issue 58: refused before any run trains, not after
+        for name in names:
+            c = arms[name].config if name in arms else None
+            if c is None:
+                continue
+            if m.metric.name == "pass@k" and m.k > c.eval_samples:
+                raise PlanError(f"{where}: {m.text} needs at least {m.k} samples per problem; arm {name} evaluates "
+                                f"{c.eval_samples} (eval_samples)")
+            if m.split == "validation" and not c.validation_problems:
+                raise PlanError(f"{where}: {m.text} reads a validation split; arm {name} has none "
+                                "(validation_problems)")
+            if m.task is not None and m.task != c.task and m.task not in c.eval_tasks:
+                raise PlanError(f"{where}: {m.text} reads {m.alias} ({m.task}), which arm {name} does not evaluate "
+                                "(its task or eval_tasks)")
+
+    def members(name: str) -> list:
+        return selections[name].among if name in selections else [name]
+
+    for m in [primary, *secondary]:
+        can_give(m, arms, f"{w}: [measures]")
+    for spec in [*comparisons, *exploratory]:
+        can_give(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start"
+                                for x in members(n)], f"{w}: {spec.label!r}")
+    for sel in selections.values():
+        can_give(sel.by, sel.among, f"{w}: [selections.{sel.name}]")
+    for name, m in manipulation.items():
+        can_give(m, [name], f"{w}: [manipulation]")
+    owned = {path, *((path.parent / raw["plan"]).resolve() for _ in [0] if isinstance(raw.get("plan"), str)),
+             *(d for ds in resolved.values() for d in ds),
+             *(p.resolve() for ex in [raw.get("extras")] if isinstance(ex, str) for p in [path.parent / ex])}
+    report = _report_path(_need(raw, "report", str, w, "REPORT.md"), path.parent, owned, f"{w}: report")
     return Plan(path=path, title=title, question=_need(raw, "question", str, w, ""),
                 prose=_need(raw, "plan", str, w, None), port=_need(raw, "port", str, w, None), seeds=seeds,
-                budget_hours=budget, report=_need(raw, "report", str, w, "REPORT.md"),
+                budget_hours=budget, report=report,
                 grader=_need(raw, "grader", str, w, None), base=base, tasks=dict(tasks), arms=arms,
                 selections=selections, primary=primary,
                 secondary=secondary, correction=correction, alpha=alpha, pairing=pairing, margin=margin, df=df,

@@ -96,7 +96,10 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
         st = study.start(spec.a, spec.measure)
         r = Reading(spec, len(a), 0, kind="start", alpha=alpha)
         if st is None:
-            r.why_not = "no start evaluation yet"
+            name = study.resolve(spec.a)
+            d = study.data[name].dirs if name in study.data else []
+            r.why_not = ("no start evaluation: " + ", ".join(f"{_here(study, x)}/start.json" for x in d) + " missing"
+                         if d else "no start evaluation yet")
             return r
         x = np.asarray(list(a.values()), dtype=float)
         r.mean_b, r.start_se = st
@@ -137,6 +140,12 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
     if conv.method == "bootstrap":
         return _boot(study, r, [(spec.a, 1), (spec.b, -1)], conv, alpha)
     return _t(r, *stats.diff_parts(x, y, conv.df), alpha)
+
+
+def _here(study, d) -> str:
+    from .run import _rel
+
+    return _rel(d, study.plan.home)
 
 
 def _interaction(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:

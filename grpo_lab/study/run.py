@@ -185,6 +185,12 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
         d = train_dir(plan, arm).resolve()
         if arm not in groups.setdefault(d, []):
             groups[d].append(arm)
+    if workers > 1 and worker is None:  # no more processes (each importing torch) than runs left to train
+        left = sum(not (train_dir(plan, plan.arms[name]) / "results" / f"{run_name(plan.arms[name].method, seed)}.json"
+                        ).is_file() for name, seed in mine)
+        if left < workers:
+            echo(f"{left} run(s) left to train: {max(left, 1)} worker(s), not {workers}")
+            workers = max(left, 1)
     spawning = workers > 1 and worker is None
     prepared = {}
     for d, arms in groups.items():
@@ -212,6 +218,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
                 else:
                     echo(f"training {label} in {d}")
                     train_run(d, arm.config, arm.method, seed, start, expected, progress)
+                    record_plan(plan, d, arm.method, seed)
                     trained.append(label)
         except RuntimeError as e:
             if "in use by process" not in str(e):
@@ -225,10 +232,26 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     return {"trained": trained, "finished": done}
 
 
+def plan_record(directory: Path, method: str, seed: int) -> Path:
+    """Where ``study run`` records the plan a run was trained under: ``<directory>/plans/<run name>.json``."""
+    return directory / "plans" / f"{run_name(method, seed)}.json"
+
+
+def record_plan(plan: Plan, directory: Path, method: str, seed: int) -> None:
+    """Record the plan's analysis fingerprint beside a run just trained (``study report`` compares it with the plan
+    as it is then: an edit after the runs is a deviation, git or no git)."""
+    from ..io import write_json_atomic
+
+    plan_record(directory, method, seed).parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(plan_record(directory, method, seed),
+                      {"plan": plan.analysis_fingerprint, "file": plan.path.name,
+                       "trained": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
 def _spawn(plan: Plan, shard, workers: int, echo) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
     procs = [subprocess.Popen([sys.executable, "-m", "grpo_lab.cli", "study", "run", str(plan.path),
-                               "--shard", f"{shard[0]}/{shard[1]}", "--worker", f"{w}/{workers}"], env=env)
+                               "--shard", f"{shard[0]}/{shard[1]}", "--internal-worker-slice", f"{w}/{workers}"], env=env)
              for w in range(1, workers + 1)]
     codes = [p.wait() for p in procs]
     if any(codes):

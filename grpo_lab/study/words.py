@@ -156,6 +156,10 @@ def headline(study: Study, brief: bool = False) -> str:
         return (f"In progress: {study.done} of {study.total} runs finished; no verdict yet (the plan reads its "
                 "comparisons when every run has finished).")
     rows = study.planned
+    unread = [r for r in rows if r.d is None]
+    if unread:  # a family is read together: one unreadable comparison leaves the others without a correction
+        return ("No verdict: every run finished, but the plan reads its comparisons together and "
+                + "; ".join(f"{r.spec.label} cannot be read ({r.why_not})" for r in unread) + ".")
     read = [r for r in rows if r.d is not None]
     apart = [r for r in read if r.apart]
     words = []
@@ -171,9 +175,6 @@ def headline(study: Study, brief: bool = False) -> str:
     if nulls and not brief:
         text += (f" {'The other' if apart else 'All'} {len(nulls)} {'is' if len(nulls) == 1 else 'are'} "
                  "not separated: each is read as the differences it excludes, not as no difference.")
-    unread = [r for r in rows if r.d is None]
-    if unread:
-        text += f" Not readable: {'; '.join(f'{r.spec.label} ({r.why_not})' for r in unread)}."
     moved = {"did not move": [], "wrong way": []}
     for name, _, r in study.manipulation():
         word = took_word(r)

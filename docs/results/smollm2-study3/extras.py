@@ -102,7 +102,7 @@ def mechanism_words(study, mech: dict) -> str:
             f"{share['drgrpo']:.3f} of Dr.GRPO's loss and {share['sign']:.4f} of Sign's (means over steps and seeds), "
             f"beside gradient norms of {gn['drgrpo']:.3f} and {gn['sign']:.3f}; {moved}: ‖θ_T − θ_0‖ "
             f"{np.mean(far['drgrpo']):.2f} for Dr.GRPO and {np.mean(far['sign']):.2f} for Sign, a difference of "
-            f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}] (Welch, 95%).{why}")
+            f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}] (Welch's standard error, min-n df, 95%).{why}")
 
 
 def sections(study) -> list:
@@ -229,7 +229,8 @@ def shipped(study) -> str:
                done=study.done, total=study.total, complete=study.complete, arms=arms, planned=planned,
                mechanism_words=mechanism_words(study, mech),
                hypotheses={h.name: hypothesis_line(study, h) for h in study.plan.hypotheses}
-               if study.complete else None, left_words=left_words(study) or None)
+               if study.complete else None, left_words=left_words(study) or None,
+               fragile={what[0].name: flips for kind, what, _, flips in study.robust if kind == "hypothesis"})
     return json.dumps(out, indent=None, separators=(",", ":"), default=float) + "\n"
 
 
