@@ -14,7 +14,8 @@ import nox
 
 # the lowest versions pyproject.toml declares: raise a floor here and there together
 FLOOR = ["trl==1.8.0", "transformers==5.0.0", "accelerate==1.4.0", "datasets==4.7.0", "peft==0.17.0",
-         "numpy==2.0.2", "matplotlib==3.9.0", "ipywidgets==8.0.0", "tqdm==4.66.3"]
+         "numpy==2.0.2", "matplotlib==3.9.0", "ipywidgets==8.0.0", "tqdm==4.66.3",
+         "scipy==1.13.0"]
 TRL_TESTS = ["tests/test_trl_trainer.py", "tests/test_trl_parity.py", "tests/test_trainer_settings.py",
              "tests/test_unsloth_patched_trl.py", "tests/test_runner.py", "tests/test_sampling.py",
              "tests/test_resume.py", "tests/test_loss.py", "tests/test_update_logs.py",

@@ -104,7 +104,8 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
             group_size = r.shape[1]
         elif r.shape[1] != check_group_size(group_size):
             raise ValueError(
-                f"rewards of shape {tuple(r.shape)} are [B, G] with G={r.shape[1]}, but group_size={group_size}"
+                f"rewards of shape {tuple(r.shape)} are [B, G] with G={r.shape[1]}, but the group size (group_size or G, "
+                f"as the caller names it) is {group_size}"
             )
     elif r.dim() != 1:
         raise ValueError(f"rewards must be 1-D (B*G, grouped contiguously) or 2-D [B, G]; got shape {tuple(r.shape)}")
@@ -115,7 +116,8 @@ def group(rewards, group_size: int | None, nan_policy: str = "unscored") -> Grou
         raise ValueError("rewards is empty")
     if r.dim() == 1 and r.numel() % group_size != 0:
         raise ValueError(
-            f"got {r.numel()} rewards, which is not divisible by group_size={group_size} "
+            f"got {r.numel()} rewards, which is not divisible by the group size {group_size} (group_size or G, as "
+            f"the caller names it) "
             f"({r.numel() // group_size} full groups and {r.numel() % group_size} left over)"
         )
     has_nan = False

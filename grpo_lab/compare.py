@@ -215,6 +215,10 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
     for i, h in enumerate(hist):  # issue 58: a reward the report would average must be a reward
         if "reward" in h and not _is_number(h["reward"], 0, 1):
             return f"history step {i} has reward {h['reward']!r}, not a fraction between 0 and 1"
+    steps = [h.get("step") for h in hist]
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in steps) and \
+            any(b <= a for a, b in zip(steps, steps[1:])):  # a step logged twice would be averaged twice
+        return f"its history repeats or reorders steps ({next(b for a, b in zip(steps, steps[1:]) if b <= a)})"
     if "eval_seconds" in res and not _is_number(res["eval_seconds"], 0):
         return f"eval_seconds is {res['eval_seconds']!r}, not a time"
     if "generation" in res and not isinstance(res["generation"], dict):

@@ -178,3 +178,16 @@ def test_comparisons_figure_draws_the_threshold_and_an_off_axis_claim():
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "a size rule's threshold" in labels and any("published claim" in x for x in labels)
     assert ax.get_xlim()[1] >= 0.10  # the threshold is on the axis
+
+
+@pytest.mark.parametrize("name", ["smollm2-study2", "smollm2-study3", "harm", "smollm2-fastpath-paired"])
+def test_each_tracked_study_names_its_df_and_lists_its_corrections(name):
+    """Issue 56, item 7: the four tracked studies keep the df they were analysed with (min-n, now named), re-read
+    every verdict under the alternatives, and list what changed in a Corrections section."""
+    plan = STUDY3.parents[1] / name / "plan.toml"
+    s = Study.load(plan)
+    text = (plan.parent / "REPORT.md").read_text()
+    assert s.plan.df == "min-n" and "(`df = \"min-n\"`)" in text
+    assert "## Does the verdict depend on a convention?" in text and ("**Fragile**" in text or "**Firm**" in text)
+    corrections = text.split("## Corrections")[1]
+    assert "degrees of freedom" in corrections or "min-n" in corrections

@@ -92,6 +92,14 @@ def test_a_damaged_training_reward_leaves_its_run_out_by_name(tmp_path, reward):
     assert 2 not in s.data["sign"].runs
 
 
+def test_a_duplicated_step_leaves_its_run_out(tmp_path):
+    """With primary = "reward" a step logged twice moved the verdict line; now the run is left out, named."""
+    plan = make_study(tmp_path)
+    _edit(result(plan, "sign", 1), lambda r: r.update(history=[dict(r["history"][0], step=1),
+                                                               dict(r["history"][0], step=1)]))
+    assert "repeats or reorders steps (1)" in _refused(Study.load(plan), "sign-seed1")
+
+
 def test_a_missing_reward_key_is_not_a_traceback_with_primary_reward(tmp_path):
     plan = make_study(tmp_path)
     plan.write_text(plan.read_text().replace('primary = "pass@1"', 'primary = "reward"')

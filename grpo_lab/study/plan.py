@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import math
+import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -132,6 +134,43 @@ class Plan:
         seeds, measures, analysis, comparisons, hypotheses, selections, manipulation): ``study run`` records it
         beside every run it trains, so a plan edited after its runs is caught without git (issue 58)."""
         return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Where each arm's runs live (read here to refuse two arms of the same runs; `study run` trains into them).
+# ---------------------------------------------------------------------------------------------------------------
+
+def _rel(path: Path, home: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, home)).as_posix()
+    except ValueError:  # pragma: no cover - another drive
+        return str(path)
+
+
+def _slug(value) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(value))
+
+
+def default_dir(plan: Plan, arm: Arm) -> Path:
+    """``runs/<the settings that set this arm apart from [base]>`` (``runs/base`` when none): arms of one setting
+    share a comparison directory, so the start is evaluated once for them."""
+    shared = shared_settings(arm.config)
+    base = shared_settings(RunConfig(**plan.base))
+    diff = [f"{k}={_slug(shared[k])}" for k in sorted(shared) if shared[k] != base[k]]
+    return plan.home / "runs" / ("-".join(diff) or "base")
+
+
+def arm_dirs(plan: Plan, arm: Arm) -> list[Path]:
+    """The comparison directories that hold an arm's runs (globs expanded, sorted; a pattern that matches nothing
+    contributes nothing: the arm's runs are then missing)."""
+    if arm.dirs is None:
+        return [default_dir(plan, arm)]
+    out = []
+    for pattern in arm.dirs:
+        hits = sorted(p.parent for p in plan.home.glob(f"{pattern}/config.json")) if any(
+            ch in pattern for ch in "*?[") else [plan.home / pattern]
+        out += [h.resolve() for h in hits if h.resolve() not in out]
+    return out
 
 
 def _need(table: dict, key: str, kind, where: str, default=...):
@@ -268,8 +307,7 @@ def read_plan(path) -> Plan:
         arms[name] = Arm(name, method, _need(t, "label", str, where, name), settings, dirs, arm_seeds, cfg)
     if not arms:
         raise PlanError(f"{w}: [arms]: a study needs at least one arm")
-    from .run import _rel, arm_dirs  # the directories as resolved: "runs/base", "./runs/base", "runs/*" can be one
-
+    # the directories as resolved: "runs/base", "./runs/base", "runs/*" can be one
     home = SimpleNamespace(home=path.parent, base=base)  # what arm_dirs reads of a plan
     resolved = {name: set(arm_dirs(home, arm)) for name, arm in arms.items()}
 

@@ -13,7 +13,7 @@ the level Holm's step-down tests that comparison at, ``1 - alpha / (m - rank)``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -376,8 +376,3 @@ def robustness(study) -> list:
         flips = [n for n, x in got.items() if x.outcome() != j.outcome() and x.verdict != "cannot be read"]
         rows.append(("hypothesis", (h, j), got, flips))
     return rows
-
-
-def with_conventions(plan, **changes):
-    """A copy of ``plan`` with other conventions (``df="welch"``): for a reader's what-if and the tests."""
-    return replace(plan, **changes)

@@ -10,49 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..compare import (evaluation_problems, is_finished, prepare, read_config, shared_settings, train_run,
-                       write_config)
-from ..config import RunConfig
-from ..io import DirLock, differing_keys, read_json, run_name
-from .plan import Arm, Plan, PlanError
+from ..compare import evaluation_problems, is_finished, open_comparison, prepare, train_run
+from ..io import DirLock, read_json, run_name
+from .plan import Arm, Plan, PlanError, _rel, arm_dirs, default_dir  # noqa: F401 (re-exported)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Where each arm's runs live, and the work units of ``study run``.
 # ---------------------------------------------------------------------------------------------------------------
-
-def _rel(path: Path, home: Path) -> str:
-    try:
-        return Path(os.path.relpath(path, home)).as_posix()
-    except ValueError:  # pragma: no cover - another drive
-        return str(path)
-
-
-def _slug(value) -> str:
-    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(value))
-
-
-def default_dir(plan: Plan, arm: Arm) -> Path:
-    """``runs/<the settings that set this arm apart from [base]>`` (``runs/base`` when none): arms of one setting
-    share a comparison directory, so the start is evaluated once for them."""
-    shared = shared_settings(arm.config)
-    base = shared_settings(RunConfig(**plan.base))
-    diff = [f"{k}={_slug(shared[k])}" for k in sorted(shared) if shared[k] != base[k]]
-    return plan.home / "runs" / ("-".join(diff) or "base")
-
-
-def arm_dirs(plan: Plan, arm: Arm) -> list[Path]:
-    """The comparison directories that hold an arm's runs (globs expanded, sorted; a pattern that matches nothing
-    contributes nothing: the arm's runs are then missing)."""
-    if arm.dirs is None:
-        return [default_dir(plan, arm)]
-    out = []
-    for pattern in arm.dirs:
-        hits = sorted(p.parent for p in plan.home.glob(f"{pattern}/config.json")) if any(
-            ch in pattern for ch in "*?[") else [plan.home / pattern]
-        out += [h.resolve() for h in hits if h.resolve() not in out]
-    return out
-
 
 def train_dir(plan: Plan, arm: Arm) -> Path:
     """Where ``study run`` trains an arm's missing runs: its default directory, or its first ``dirs`` entry,
@@ -115,28 +80,13 @@ def _wait_lock(directory: Path, echo, wait: float = 2.0, most: float = 12 * 3600
 def _open(plan: Plan, directory: Path, arms: list, echo) -> dict:
     """The comparison in ``directory`` for these arms (one setting, their methods and seeds): created, or checked
     against the plan (a directory of other settings is refused, naming the fields)."""
-    base = arms[0].config
     methods = list(dict.fromkeys(a.method for a in arms))
     seeds = sorted({s for a in arms for s in a.seeds})
-    if not (directory / "config.json").is_file():
-        conf = write_config(directory, methods, seeds, base, command=f"grpo-lab study run {plan.path.name}")
-        conf["base"] = RunConfig(**conf["base"])
-        return conf
-    conf = read_config(directory)
-    diff = differing_keys(shared_settings(conf["base"]), shared_settings(base))
-    if diff:
-        raise ValueError(f"{directory} holds runs of other settings than the plan's arm {arms[0].name} "
-                         f"(directory != plan): {'; '.join(diff)}")
-    stored = read_json(directory / "config.json", "comparison config")
-    est = list(dict.fromkeys([*stored["estimators"], *methods]))
-    sds = sorted({*stored["seeds"], *seeds})
-    if (est, sds) != (stored["estimators"], stored["seeds"]):
-        from ..io import write_json_atomic
-
-        stored.update(estimators=est, seeds=sds)
-        write_json_atomic(directory / "config.json", stored)
-        conf.update(estimators=est, seeds=sds)
-    return conf
+    try:  # compare's own: a new directory gets its config, an existing one must hold these settings
+        return open_comparison(directory, methods, seeds, arms[0].config,
+                               command=f"grpo-lab study run {plan.path.name}")
+    except ValueError as e:
+        raise ValueError(f"{e} (the plan's arm {arms[0].name}: directory != plan)") from None
 
 
 def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
