@@ -185,11 +185,11 @@ def evaluation_problems(ev, simulated: bool = False, problems: int | None = None
     if "pass_at_k" in ev and not (isinstance(pk, dict) and pk and all(str(k).isdigit() and _is_number(v, 0, 1)
                                                                       for k, v in pk.items())):
         return "pass_at_k is not a dict of fractions keyed by k"
+    from .passk import pass_at_k
+
     for k, v in (pk or {}).items():  # issue 58: an in-range number that contradicts the file's own counts
         if not 1 <= int(k) <= n:
             return f"pass@{k} cannot be estimated from {n} samples per problem"
-        from .passk import pass_at_k
-
         own = float(np.mean(pass_at_k(n, np.asarray(correct), int(k))))
         if abs(float(v) - own) > 1e-6:
             return f"pass@{k} is {float(v):.6g}, but its own correct counts give {own:.6g}"

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import stats
-from .plan import Spec
+from .plan import Spec, _rel
 
-METHODS = ("t", "bootstrap")
 BOOTSTRAP_RESAMPLES = 4000  # percentile intervals to about +-0.005 of their level at 95%; seed 0 (reproducible)
 
 
@@ -98,7 +97,7 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
         if st is None:
             name = study.resolve(spec.a)
             d = study.data[name].dirs if name in study.data else []
-            r.why_not = ("no start evaluation: " + ", ".join(f"{_here(study, x)}/start.json" for x in d) + " missing"
+            r.why_not = ("no start evaluation: " + ", ".join(f"{_rel(x, study.plan.home)}/start.json" for x in d) + " missing"
                          if d else "no start evaluation yet")
             return r
         x = np.asarray(list(a.values()), dtype=float)
@@ -140,12 +139,6 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
     if conv.method == "bootstrap":
         return _boot(study, r, [(spec.a, 1), (spec.b, -1)], conv, alpha)
     return _t(r, *stats.diff_parts(x, y, conv.df), alpha)
-
-
-def _here(study, d) -> str:
-    from .run import _rel
-
-    return _rel(d, study.plan.home)
 
 
 def _interaction(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
