@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_gpu_check_sh_is_valid_bash():
-    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "gpu_check.sh")]).returncode == 0
+    for script in ("gpu_check.sh", "gpu_course.sh"):
+        assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / script)]).returncode == 0, script
 
 
 def test_standin_model_and_timed_run(tmp_path):
@@ -91,7 +94,36 @@ def test_run_passes_the_requested_dtype_to_the_run(monkeypatch):
     """`gpu_check.py run --dtype bfloat16` (the bf16 transformers baseline of docs/gpu.md) reaches RunConfig.dtype."""
     gpu_check = _canary_module()
     seen = {}
-    monkeypatch.setattr(gpu_check, "run", lambda *a: seen.update(args=a))
+    monkeypatch.setattr(gpu_check, "run", lambda *a, **kw: seen.update(args=a, kw=kw))
     assert gpu_check.main(["run", "m", "--backend", "transformers", "--dtype", "bfloat16"]) == 0
-    assert seen["args"][-1] == "bfloat16"
-    assert gpu_check.main(["run", "m"]) == 0 and seen["args"][-1] is None
+    assert seen["args"][-1] == "bfloat16" and seen["kw"] == {"prompts": 4}
+    assert gpu_check.main(["run", "m", "--prompts", "2"]) == 0 and seen["args"][-1] is None
+    assert seen["kw"] == {"prompts": 2} and seen["args"][2:6] == (20, 64, "grpo", 32)  # run's own defaults
+
+
+def test_data_writes_a_task_as_gsm8k_files_that_read_back(tmp_path):
+    """`gpu_check.py data` (issue 60): a reasoning-gym task's problems as GSM8K JSONL, for a GPU machine without
+    reasoning-gym; the GSM8K reader gives back every question and answer."""
+    pytest.importorskip("reasoning_gym")
+    from grpo_lab.tasks import make_problems
+    from grpo_lab.tasks.gsm8k import extract_answer, load_gsm8k
+
+    gc = _canary_module()
+    task = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"
+    assert gc.main(["data", task, str(tmp_path / "d"), "--n", "20"]) == 0
+    for split in ("train", "test"):
+        want = make_problems(task, 20, seed=0, split=split)
+        got = load_gsm8k(split, data=tmp_path / "d")
+        assert [p.prompt for p in got] == [p.prompt for p in want]
+        assert [extract_answer(p.answer) for p in got] == [extract_answer(p.answer) for p in want]
+
+
+def test_the_lesson_command_finds_lesson_06s_settings_line():
+    """`gpu_check.py lesson` edits exactly one line of lesson 06 (its settings); a lesson whose line changed must
+    fail here, not on a GPU machine."""
+    import nbformat
+
+    gc = _canary_module()
+    for folder in ("solutions", "notebooks"):
+        nb = nbformat.read(ROOT / folder / "06_gsm8k_unsloth.ipynb", as_version=4)
+        assert sum(gc.SETTINGS_LINE in c.source for c in nb.cells if c.cell_type == "code") == 1, folder
