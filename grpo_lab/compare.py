@@ -35,7 +35,7 @@ import numpy as np
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
-                 write_json_atomic)                                                       # the CLI's, from here)
+                 settings_differ, write_json_atomic)                                      # the CLI's, from here)
 from .report import verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
 
@@ -276,7 +276,7 @@ def _check_trainer_settings(out: Path, conf: dict, base: RunConfig) -> dict | No
         stored["trainer_settings"] = now
         write_json_atomic(out / "config.json", stored)
         return now
-    diff = differing_keys(stored["trainer_settings"], now)
+    diff = settings_differ(stored["trainer_settings"], now)
     if diff:
         raise ValueError(f"this process would train under other trainer settings than the runs of {out} "
                          f"(recorded != now): {'; '.join(diff[:8])}. Resume it in a process with the same "
@@ -359,7 +359,7 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
     if work is None:
         jsonl.unlink(missing_ok=True)  # an interrupted run starts over
     res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
-    diff = differing_keys(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
+    diff = settings_differ(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
     if diff:
         raise ValueError(f"run {name} trained under other trainer settings than this comparison records "
                          f"(recorded != this run): {'; '.join(diff[:8])}; its result is not kept. Something "

@@ -357,8 +357,8 @@ SINGLE_DIGIT_SUMS = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digi
 def gsm8k_config(**overrides) -> RunConfig:
     """Notebook 06's default, sized for a free Colab T4: a 0.5B Qwen instruct model in 4-bit with LoRA on GSM8K,
     24 steps of 2 prompts x G = 4 with 192 new tokens, evaluated on 40 test problems x 4 samples. The package's own
-    estimate (:func:`grpo_lab.runner.rough_runtime`) puts it at about an hour on a T4 (a test keeps it there);
-    two dozen steps show the code path and the starvation logs, not an accuracy worth quoting. The paper-sized
+    estimate (:func:`grpo_lab.runner.rough_runtime`) puts it at about an hour and a half on a T4 (a test keeps it
+    under two); two dozen steps show the code path and the starvation logs, not an accuracy worth quoting. The paper-sized
     run is :func:`gsm8k_paper_config`."""
     base = dict(task="gsm8k", policy="unsloth/Qwen2.5-0.5B-Instruct", learning_rate=5e-6, steps=24,
                 prompts_per_step=2, max_completion_length=192, train_problems=None, eval_problems=40,
@@ -369,7 +369,7 @@ def gsm8k_config(**overrides) -> RunConfig:
 def gsm8k_paper_config(**overrides) -> RunConfig:
     """A paper-sized GSM8K run for a large GPU (A100, H100): a 1.5B Qwen instruct model, 250 steps of 4 prompts x
     G = 4 with 320 new tokens, the whole test split with 8 samples per problem, a checkpoint every 25 steps (the
-    previous default of notebook 06, whose estimate on a T4 is about 60 hours). Notebook 06 prints its estimate."""
+    previous default of notebook 06, whose estimate on a T4 is over 100 hours). Notebook 06 prints its estimate."""
     return gsm8k_config(**{**dict(policy="unsloth/Qwen2.5-1.5B-Instruct", steps=250, prompts_per_step=4,
                                   max_completion_length=320, eval_problems=None, eval_samples=8, save_steps=25),
                            **overrides})

@@ -202,6 +202,23 @@ def differing_keys(a: dict, b: dict) -> list[str]:
     return out
 
 
+# Trainer settings recorded in every result (grpo_lab.runner.trainer_settings), but never a reason to refuse
+# a run: fields that only the Trainer's own evaluation loop reads
+# (grpo-lab evaluates with its own sampler and never calls Trainer.evaluate) or that free memory without changing
+# any arithmetic. Unsloth's GRPOTrainer sets bf16_full_eval=True in its __init__, after the settings a comparison
+# records were built: on an H200 (2026-11-26, issue 60) that refused lesson 06's first run after it had trained.
+EVAL_ONLY_SETTINGS = ("bf16_full_eval", "fp16_full_eval", "per_device_eval_batch_size", "torch_empty_cache_steps")
+
+
+def settings_differ(recorded: dict, now: dict) -> list[str]:
+    """``differing_keys`` over two runs' trainer settings, less :data:`EVAL_ONLY_SETTINGS` (which cannot change
+    what a run computes): the one comparison of trainer settings (comparisons, resumes, reports)."""
+    def keep(d):
+        return {k: v for k, v in d.items() if k not in EVAL_ONLY_SETTINGS}
+
+    return differing_keys(keep(recorded), keep(now))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import PER_RUN, RunConfig, parse_method
-from .io import differing_keys, display_path, read_json, read_jsonl, run_name, write_text_atomic
+from .io import display_path, read_json, read_jsonl, run_name, settings_differ, write_text_atomic
 from .passk import KS, pass_at_k_of
 from .sampling import get_sampling
 from .starvation import start_starvation, summarize_rows
@@ -88,7 +88,7 @@ def _trainer_line(results: dict, recorded: dict | None) -> str:
     if not runs:
         return "n/a (no trainer, or runs from before grpo-lab recorded them)"
     recorded = recorded or runs[0]["trainer_settings"]
-    diffs = sorted({d.split(":")[0] for r in runs for d in differing_keys(recorded, r["trainer_settings"])})
+    diffs = sorted({d.split(":")[0] for r in runs for d in settings_differ(recorded, r["trainer_settings"])})
     if diffs:
         return f"**differ between runs in: {', '.join(diffs)}**"
     return (f"identical in every run ({len(recorded)} settings: GRPOConfig's fields and the weights' dtype, seed aside; "

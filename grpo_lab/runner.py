@@ -593,37 +593,80 @@ def _progress_bar(cfg: RunConfig, TrainerCallback):
 
 # ----------------------------------------------------------------------------- runtime estimate
 
-# Measured on an H100 (2026-11-22, pinned GPU set, 0.36B Qwen2 stand-in, 4 prompts x G=4 x 64 new tokens;
-# docs/gpu.md): first step and later steps in seconds, per backend; plain `generate` at ~250 new tokens/s.
-MEASURED_H100 = dict(tokens_per_step=4 * 4 * 64, unsloth=(210.0, 5.3), transformers=(9.9, 4.1),
-                     generate_tokens_per_s=250.0)
+# Plain `generate` on an H100 (2026-11-22, a 0.36B stand-in; docs/gpu.md): about 250 new tokens/s
+GENERATE_TOKENS_PER_S_H100 = 250.0
+# transformers + peft (float32, its faster configuration) over Unsloth (4-bit, compilation off), later steps on one
+# H100 in one command (2026-11-26, SmolLM2-135M, 4 prompts x G = 4 x 128 new tokens; docs/gpu.md): 5.53 s / 2.21 s
+TRANSFORMERS_OVER_UNSLOTH = 5.53 / 2.21
+# Two model sizes at one step shape (issue 60: an H200, 2026-11-26, Unsloth 2026.10.9 in 4-bit, lesson 06's
+# 2 prompts x G = 4 x 192 new tokens; docs/gpu.md): SmolLM2-135M-Instruct inside lesson 06 itself (134.5M
+# parameters; later steps 3.9 s on average, first step 42 s) and shared/gpu/probe.py's random-weight 0.5B-shaped
+# stand-in (358.4M; later steps 8.2 s, first step 53 s). One run each.
+MEASURED_SIZES = dict(gpu="H200", tokens_per_step=2 * 4 * 192, params_m=(134.5, 358.4), step_s=(3.9, 8.2),
+                      first_s=(42.0, 53.0))
 # How much slower than an H100 a GPU is for this workload (memory-bandwidth ratio: 3.35 TB/s vs 0.32 on a T4)
 SLOWER_THAN_H100 = {"H100": 1.0, "H200": 0.8, "A100": 1.7, "L4": 11.0, "T4": 10.5}
+ASSUMED_PARAMS_M = 500.0  # a model whose size its name does not say
+
+
+def policy_params_m(policy: str) -> float | None:
+    """A policy's parameter count in millions, from its name ("Qwen2.5-0.5B-Instruct": 500, "SmolLM2-135M": 135;
+    "smollm2" is SmolLM2-135M-Instruct, "tiny-lm" the shipped 0.3M model), else None."""
+    import re
+
+    known = {"smollm2": 134.5, "tiny-lm": 0.3}
+    if policy in known:
+        return known[policy]
+    found = re.findall(r"(?<![\d.])(\d+(?:\.\d+)?)\s*([BbMm])(?![a-zA-Z])", policy.rsplit("/", 1)[-1])
+    if not found:
+        return None
+    value, unit = found[-1]
+    return float(value) * (1000.0 if unit in "Bb" else 1.0)
+
+
+def step_seconds_h100(params_m: float, tokens: int) -> float:
+    """Seconds of one Unsloth GRPO step with ``tokens`` new tokens for a ``params_m``-million-parameter model, in
+    H100 time: the line through the two sizes of :data:`MEASURED_SIZES`, linear in new tokens, scaled from the
+    H200 it was measured on by :data:`SLOWER_THAN_H100`."""
+    (p0, p1), (t0, t1) = MEASURED_SIZES["params_m"], MEASURED_SIZES["step_s"]
+    slope = (t1 - t0) / (p1 - p0)
+    at_size = max(t0 + slope * (params_m - p0), 0.0)
+    return at_size / SLOWER_THAN_H100[MEASURED_SIZES["gpu"]] * tokens / MEASURED_SIZES["tokens_per_step"]
 
 
 def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, str]:
     """A *rough* training + evaluation time in seconds for ``cfg`` on ``gpu_name``, and how it was made.
 
-    Linear in new tokens from the one H100 measurement above, scaled by :data:`SLOWER_THAN_H100`;
-    the model size is ignored. Printed before notebook 06 trains, so nobody waits in silence;
-    the progress bar's ETA during training is the better number.
+    A step's time is a straight line in the model's parameters through two measurements on one GPU
+    (:data:`MEASURED_SIZES`, Unsloth; :func:`step_seconds_h100`), linear in new tokens, scaled by
+    :data:`SLOWER_THAN_H100`; the transformers backend is :data:`TRANSFORMERS_OVER_UNSLOTH` times slower (one
+    measurement). Two points of one run each fix a line, not its uncertainty. Evaluation is
+    :data:`GENERATE_TOKENS_PER_S_H100` at full length (an upper bound on completion length). Printed before notebook 06
+    trains, so nobody waits in silence; the progress bar's ETA during training is the better number.
     """
-    first, per_step = MEASURED_H100.get(backend, MEASURED_H100["transformers"])
     factor = next((v for k, v in SLOWER_THAN_H100.items() if k in gpu_name), None)
     known = factor is not None
     factor = factor if known else 10.0
+    size = policy_params_m(cfg.policy)
+    params = size if size is not None else ASSUMED_PARAMS_M
     tokens = cfg.prompts_per_step * cfg.group_size * cfg.max_completion_length
-    # the first step's extra time is compilation (Unsloth's kernels: 205 of its 210 s), CPU work that a slower
-    # GPU does not stretch: added once, unscaled; the steps themselves scale with the GPU
-    warmup = max(first - per_step, 0.0)
-    train_s = warmup + per_step * tokens / MEASURED_H100["tokens_per_step"] * max(cfg.steps, 1) * factor
+    per_step = step_seconds_h100(params, tokens)
+    if backend != "unsloth":
+        per_step *= TRANSFORMERS_OVER_UNSLOTH
+    # the first step's extra time is mostly compilation, CPU work a slower GPU does not stretch: added once,
+    # unscaled (the larger of the two sizes' extras)
+    warmup = max(f - t for f, t in zip(MEASURED_SIZES["first_s"], MEASURED_SIZES["step_s"]))
+    train_s = warmup + per_step * max(cfg.steps, 1) * factor
     n_eval = cfg.eval_problems or 1319
-    eval_s = n_eval * (cfg.eval_samples + 1) * cfg.max_completion_length / MEASURED_H100["generate_tokens_per_s"]
-    eval_s *= factor
-    how = (f"extrapolated linearly in new tokens from one H100 measurement ({backend}: first step {first:.0f} s, "
-           f"its compilation added once, then {per_step} s per {MEASURED_H100['tokens_per_step']} new tokens; generation "
-           f"{MEASURED_H100['generate_tokens_per_s']:.0f} tokens/s, an upper bound on completion length), "
-           f"x{factor:g} for {gpu_name if known else 'an unknown GPU (assumed T4-like)'}")
+    eval_s = n_eval * (cfg.eval_samples + 1) * cfg.max_completion_length / GENERATE_TOKENS_PER_S_H100 * factor
+    (p0, p1), (t0, t1) = MEASURED_SIZES["params_m"], MEASURED_SIZES["step_s"]
+    how = (f"a step's time as a line in model size through two {MEASURED_SIZES['gpu']} measurements (Unsloth, "
+           f"{MEASURED_SIZES['tokens_per_step']} new tokens: {t0} s at {p0:g}M parameters, {t1} s at {p1:g}M; one "
+           f"run each), at {params:g}M ({'from the name' if size is not None else 'assumed: the name gives no size'})"
+           f", linear in new tokens{'' if backend == 'unsloth' else f', x{TRANSFORMERS_OVER_UNSLOTH:.1f} for {backend}'}"
+           f"; first-step compilation {warmup:.0f} s once; generation {GENERATE_TOKENS_PER_S_H100:.0f} tokens/s at "
+           f"full length; x{factor:g} for "
+           f"{gpu_name if known else 'an unknown GPU (assumed T4-like)'}")
     return train_s + eval_s, how
 
 

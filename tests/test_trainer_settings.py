@@ -164,3 +164,48 @@ def test_a_run_on_the_unsloth_backend_sets_them_before_loading(monkeypatch, tmp_
     assert seen == {"UNSLOTH_MEGA_CACHE_DIR": str(tmp_path), "UNSLOTH_COMPILE_DISABLE": "1"}
     with pytest.raises(ValueError, match="unsloth_compile must be True or False"):
         RunConfig(unsloth_compile="no").validate()
+
+
+# ----------------------------------------------------------------------------- issue 60: what Unsloth's trainer sets
+
+def _trainer_that_sets(field, value):
+    """``compare.train`` as under a trainer whose ``__init__`` rewrites ``field`` of its args after the comparison
+    recorded its settings (Unsloth's GRPOTrainer sets ``bf16_full_eval=True`` there: met on an H200, 2026-11-26)."""
+    from grpo_lab.runner import train
+
+    def patched(cfg, *a, **k):
+        res = train(cfg, *a, **k)
+        res["trainer_settings"] = {**res["trainer_settings"], field: value}
+        return res
+
+    return patched
+
+
+@pytest.mark.parametrize("field, value, kept", [("bf16_full_eval", True, True), ("torch_empty_cache_steps", 250, True),
+                                                ("max_grad_norm", 0.5, False)])
+def test_a_trainer_that_rewrites_an_evaluation_only_field_keeps_its_run(tmp_path, monkeypatch, capsys, field, value,
+                                                                        kept):
+    from grpo_lab.cli import main
+
+    monkeypatch.setattr("grpo_lab.compare.train", _trainer_that_sets(field, value))
+    try:
+        rc = main(["compare", "--estimators", "grpo", "--seeds", "0", "--steps", "1", "--prompts-per-step", "2",
+                   "--eval-problems", "4", "--eval-samples", "4", "--out", str(tmp_path), "--no-progress"])
+    except SystemExit as exit_:  # the CLI's error exit
+        rc = exit_.code
+    out = next(tmp_path.iterdir())
+    assert (rc == 0) is kept and (out / "results" / "grpo-seed0.json").is_file() is kept
+    if kept:  # recorded as the trainer ran it, and the report still calls the settings identical
+        assert json.loads((out / "results" / "grpo-seed0.json").read_text())["trainer_settings"][field] == value
+        assert "identical in every run" in (out / "report.md").read_text()
+    else:
+        assert f"{field}: 1.0 != 0.5" in capsys.readouterr().err
+
+
+def test_evaluation_only_fields_are_fields_of_the_trainer_config(tmp_path):
+    from grpo_lab.io import EVAL_ONLY_SETTINGS, settings_differ
+
+    recorded = trainer_settings(grpo_args(CFG, tmp_path))
+    assert set(EVAL_ONLY_SETTINGS) <= set(recorded)  # a renamed field would silently stop being ignored
+    assert settings_differ(recorded, {**recorded, "bf16_full_eval": not recorded["bf16_full_eval"]}) == []
+    assert settings_differ(recorded, {**recorded, "learning_rate": 1.0}) == [f"learning_rate: {CFG.learning_rate!r} != 1.0"]
