@@ -114,8 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"{f.metadata['help']} (default: {f.default})")
     c.add_argument("--quick", action="store_true",
                    help="a smoke run: the tiny LM in about half a minute on 2 CPU cores (2 estimators, 2 seeds, 8 "
-                        "steps); with a real model (--policy smollm2), single-digit sums at 32 new tokens, 4 steps, "
-                        "about 7 minutes (7 min 19 s with --generation vllm on 2 busy CPU cores, 2026-11-26)")
+                        "steps; 2026-11-22); with a real model (--policy smollm2), single-digit sums at 32 new tokens, "
+                        "4 steps: 7 min 19 s with --generation vllm on 2 busy CPU cores, over 15 min on another "
+                        "machine without bf16 units (both 2026-11-26). Every comparison prints its pace on this machine "
+                        "after its first run's first steps")
     c.add_argument("--out", type=Path, default=Path("runs"), help="parent directory of the run (default: runs)")
     c.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="finish an interrupted comparison in DIR with its own settings")

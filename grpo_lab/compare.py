@@ -347,7 +347,7 @@ def is_finished(out: Path, base: RunConfig, est: str, seed: int, echo=print) -> 
 
 
 def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expected: dict | None,
-              progress: bool = True) -> Path:
+              progress: bool = True, callbacks=()) -> Path:
     """Train one run of a comparison and write its result (atomically, with the settings' fingerprint): the one
     place a comparison's run is trained, for ``grpo-lab compare`` and ``grpo-lab study run``. The caller holds
     the directory's lock or the run's own (:func:`grpo_lab.study`), and has called :func:`prepare`."""
@@ -358,7 +358,7 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
     work = out / "checkpoints" / name if base.save_steps else None
     if work is None:
         jsonl.unlink(missing_ok=True)  # an interrupted run starts over
-    res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start)
+    res = train(cfg, work, jsonl_path=jsonl, progress=progress, start=start, callbacks=callbacks)
     diff = settings_differ(expected or {}, res.get("trainer_settings") or {}) if expected is not None else []
     if diff:
         raise ValueError(f"run {name} trained under other trainer settings than this comparison records "
@@ -368,9 +368,65 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
     return write_json_atomic(out / "results" / f"{name}.json", res)
 
 
+def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, eval_s: float | None,
+              where: str) -> str:
+    """What the first steps of a comparison's first run say about the whole, on this machine (issue 61: a
+    ``--quick`` run took 15 minutes on one machine and 7 on another): the training time per run from the first
+    step and the next (``then_s``; None when the run has one step), the evaluation time from the start's own
+    evaluation in this process (``eval_s``; None when it was read from disk), the total for ``runs_left`` runs,
+    and what to pass for a shorter one. ``where``: the machine's path (device, threads, dtype)."""
+    per_run = first_s + (steps - 1) * (then_s if then_s is not None else first_s)
+    steps_text = f"first step {first_s:.1f} s" + (f", then {then_s:.1f} s a step" if then_s is not None else "")
+    total = per_run + (eval_s or 0.0)
+    line = (f"pace on this machine ({where}): {steps_text}, so about {_minutes(per_run)} of training per run"
+            + (f" and {_minutes(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
+               " (evaluation not included: the start's was read from disk)")
+            + f"; about {_minutes(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left, training and "
+            "evaluation")
+    if total * runs_left > 600 and steps > 1:  # more than ten minutes: say what would shorten it
+        line += (f". Shorter: --steps {max(1, steps // 2)} halves the training, fewer --seeds or --estimators cut "
+                 "whole runs, --eval-problems scales the evaluation")
+    return line
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def _pace(base: RunConfig, runs_left: int, eval_s: float | None, echo):
+    """A TrainerCallback that echoes :func:`pace_line` once, after the first run's second step (or its only one)."""
+    import time
+
+    import torch
+    from transformers import TrainerCallback
+
+    from .runner import run_dtype
+
+    class Pace(TrainerCallback):
+        def __init__(self):
+            self.stamps = []
+
+        def on_step_begin(self, args, state, control, **kw):
+            if not self.stamps:
+                self.stamps.append(time.perf_counter())
+
+        def on_step_end(self, args, state, control, **kw):
+            self.stamps.append(time.perf_counter())
+            if len(self.stamps) == min(3, base.steps + 1):
+                gaps = [b - a for a, b in zip(self.stamps, self.stamps[1:])]
+                device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
+                where = f"{device}, {torch.get_num_threads()} torch thread(s), {run_dtype(base)[0]}"
+                echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s, where))
+
+    return Pace()
+
+
 def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
     base: RunConfig = conf["base"]
+    evaluated_here = not (out / "start.json").is_file()
+    t0 = time.perf_counter()
     start, expected = prepare(out, conf, echo)
+    start_s = time.perf_counter() - t0 if evaluated_here else None
     # seed by seed, every method within a seed: an interrupted comparison then holds every method at the
     # same number of seeds (the runs are independent, so the order changes no result)
     todo = [(e, s) for s in conf["seeds"] for e in conf["estimators"] if not is_finished(out, base, e, s, echo)]
@@ -382,8 +438,9 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc="runs", unit="run")
-    for est, seed in todo:
-        train_run(out, base, est, seed, start, expected, progress)
+    for i, (est, seed) in enumerate(todo):
+        pace = (_pace(base, len(todo), start_s, echo),) if i == 0 and base.policy != "tabular" else ()
+        train_run(out, base, est, seed, start, expected, progress, callbacks=pace)
         if bar is not None:
             bar.update(1)
             bar.set_postfix_str(f"last: {run_name(est, seed)}")

@@ -1,0 +1,36 @@
+"""Issue 61, item 5: a comparison says, after its first run's first steps, how long it will take on this machine
+and what to pass for a shorter one (a --quick run took 7 minutes on one machine and over 15 on another)."""
+
+import re
+
+from grpo_lab.compare import pace_line
+
+
+def test_the_pace_line_is_read_from_the_measured_steps():
+    line = pace_line(6.0, 2.0, steps=8, runs_left=4, eval_s=30.0, where="CPU, 1 torch thread(s), float32")
+    assert "first step 6.0 s, then 2.0 s a step" in line and "CPU, 1 torch thread(s), float32" in line
+    assert "about 20 s of training per run and 30 s of evaluation" in line  # 6 + 7 x 2 = 20
+    assert "about 3 min for the 4 runs left, training and evaluation" in line  # (20 + 30) x 4 = 200 s
+    assert "Shorter" not in line  # under ten minutes: nothing to cut
+
+
+def test_the_pace_line_changes_with_the_data_and_says_what_to_cut_when_long():
+    slow = pace_line(60.0, 20.0, steps=64, runs_left=8, eval_s=None, where="CPU")
+    assert "about 22 min of training per run" in slow  # 60 + 63 x 20 = 1,320 s
+    assert "evaluation not included" in slow and "about 176 min for the 8 runs left" in slow
+    assert "--steps 32 halves the training" in slow
+    fast = pace_line(0.5, 0.1, steps=64, runs_left=8, eval_s=1.0, where="CPU")
+    assert fast != slow and "Shorter" not in fast
+    one = pace_line(3.0, None, steps=1, runs_left=1, eval_s=2.0, where="CPU")
+    assert "then" not in one and "for the 1 run left" in one
+
+
+def test_a_quick_comparison_prints_its_pace_once(tmp_path, capsys):
+    from grpo_lab.cli import main
+
+    assert main(["compare", "--quick", "--steps", "3", "--seeds", "0", "--out", str(tmp_path), "--no-progress"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("pace on this machine")]
+    assert len(lines) == 1, lines
+    first, then = map(float, re.search(r"first step ([\d.]+) s, then ([\d.]+) s a step", lines[0]).groups())
+    assert first > 0 and then > 0 and "for the 2 runs left" in lines[0]  # --quick: grpo and sign, one seed
+    assert "of evaluation (as long as the start's took here)" in lines[0]
