@@ -78,16 +78,12 @@ def _unsloth_first(compile: bool, cache: str | None) -> None:
     import unsloth  # noqa: F401  (first, so that it patches trl)
 
 
-def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_problems: int,
-        compile: bool = True, cache: str | None = None, dtype: str | None = None, prompts: int = 4) -> None:
-    t_start = time.perf_counter()
-    if backend == "unsloth":
-        _unsloth_first(compile, cache)
+def _step_stamps():
+    """``(callback, stamps)``: a TrainerCallback that appends the wall-clock time before the first optimizer step
+    and after each one (CUDA synchronised) to ``stamps``, and prints a ``STEP`` line per step. Import it after
+    :func:`_unsloth_first` where Unsloth trains (it imports transformers)."""
     import torch
     from transformers import TrainerCallback
-
-    from grpo_lab.config import RunConfig
-    from grpo_lab.runner import train
 
     stamps = []
 
@@ -102,11 +98,25 @@ def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_
             stamps.append(time.perf_counter())
             print(f"STEP {state.global_step} {stamps[-1] - stamps[-2]:.2f} s", flush=True)
 
+    return Stamp(), stamps
+
+
+def run(path: Path, backend: str, steps: int, maxlen: int, estimator: str, eval_problems: int,
+        compile: bool = True, cache: str | None = None, dtype: str | None = None, prompts: int = 4) -> None:
+    t_start = time.perf_counter()
+    if backend == "unsloth":
+        _unsloth_first(compile, cache)
+    import torch
+
+    from grpo_lab.config import RunConfig
+    from grpo_lab.runner import train
+
+    stamp, stamps = _step_stamps()
     cfg = RunConfig(policy=str(path), task="gsm8k", smoke=True, backend=backend, estimator=estimator, steps=steps,
                     group_size=4, prompts_per_step=prompts, max_completion_length=maxlen, train_problems=64,
                     eval_problems=eval_problems, eval_samples=8, learning_rate=5e-6, lora_r=16, lora_alpha=32,
                     unsloth_compile=compile, unsloth_cache=cache, dtype=dtype)
-    res = train(cfg, callbacks=[Stamp()])
+    res = train(cfg, callbacks=[stamp])
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
     later = sorted(gaps[1:])
     print("RESULT " + json.dumps(dict(
@@ -272,25 +282,11 @@ def study(path: Path, data_dir: str, steps: int, estimator: str = "sign", lr: fl
 
     if choose_backend("auto")[0] == "unsloth":
         _unsloth_first(True, None)
-    from transformers import TrainerCallback
-
-    stamps = []
-
-    class Stamp(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kw):
-            if not stamps:
-                stamps.append(time.perf_counter())
-
-        def on_step_end(self, args, state, control, **kw):
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-            stamps.append(time.perf_counter())
-            print(f"STEP {state.global_step} {stamps[-1] - stamps[-2]:.2f} s", flush=True)
-
+    stamp, stamps = _step_stamps()
     cfg = RunConfig(**{**STUDY3_BASE, "steps": steps, **override}, policy=str(path), task="gsm8k", data=data_dir,
                     estimator=estimator, learning_rate=lr, seed=0)
     t0 = time.perf_counter()
-    res = train(cfg, callbacks=[Stamp()])
+    res = train(cfg, callbacks=[stamp])
     ev = res.get("eval") or {}
     print("RESULT " + json.dumps(dict(
         kind="study-run", backend=res["backend"], why=res["backend_why"], device=res["device"], dtype=res.get("dtype"),
@@ -345,7 +341,8 @@ def main(argv=None) -> int:
         study(Path(a.path), a.data, a.steps or 64, a.estimator or "sign",
               **({"eval_problems": a.eval_problems, "validation_problems": a.validation} if a.eval_problems else {}))
         return 0
-    a.path, a.steps, a.estimator, a.eval_problems = Path(a.path), a.steps or 20, a.estimator or "grpo", a.eval_problems or 32
+    a.path, a.steps, a.estimator = Path(a.path), a.steps or 20, a.estimator or "grpo"
+    a.eval_problems = a.eval_problems or 32
     if a.cmd == "make":
         make(a.path, a.layers, a.hidden)
     elif a.cmd == "convert":

@@ -127,3 +127,13 @@ def test_the_lesson_command_finds_lesson_06s_settings_line():
     for folder in ("solutions", "notebooks"):
         nb = nbformat.read(ROOT / folder / "06_gsm8k_unsloth.ipynb", as_version=4)
         assert sum(gc.SETTINGS_LINE in c.source for c in nb.cells if c.cell_type == "code") == 1, folder
+
+
+def test_the_study_command_copies_study_3s_base_settings():
+    """`gpu_check.py study` carries study 3's base settings as a copy (the GPU machine gets no docs/results): the copy
+    must equal the plan it names, so that a GPU figure is for study 3's run, not a drifted one."""
+    import tomllib
+
+    gc = _canary_module()
+    base = tomllib.loads((ROOT / "docs/results/smollm2-study3/plan.toml").read_text())["base"]
+    assert {k: base[k] for k in gc.STUDY3_BASE} == gc.STUDY3_BASE
