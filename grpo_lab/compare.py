@@ -34,7 +34,7 @@ import numpy as np
 
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
-from .io import (DirLock, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
+from .io import (DirLock, check_eval_dtypes, eval_dtype_of, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
                  settings_differ, write_json_atomic)                                      # the CLI's, from here)
 from .report import verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
@@ -479,6 +479,11 @@ def load_results(out: Path, conf: dict, partial: bool = False, skipped: list | N
                     skipped.append((path.name, why))
                 continue
             res.setdefault(e, []).append(r)
+    named = {f"{method_name(r['config'])} seed {r['config'].get('seed')}": eval_dtype_of(r)
+             for rs in res.values() for r in rs}
+    if (Path(out) / "start.json").is_file():
+        named["the start (start.json)"] = eval_dtype_of(read_json(Path(out) / "start.json", "start evaluation"), True)
+    check_eval_dtypes(named)
     return res
 
 

@@ -122,6 +122,16 @@ class RunConfig:
                                             "own (rollouts from the trained policy itself); bfloat16, faster on a CPU "
                                             "with native bf16 but off-policy by bf16 rounding, so TRL's "
                                             "importance-sampling correction is turned on", "--generation-dtype")
+    eval_dtype: str | None = _f(None, "the dtype vLLM samples the evaluation in (the start's and every run's; "
+                                      "--generation vllm only): None, as the rollouts (generation_dtype, else the "
+                                      "weights'); auto, bfloat16 on a CPU with bf16 units (AMX or avx512_bf16) and "
+                                      "float32 on one without, the weights' own on a GPU; or float32 / bfloat16. "
+                                      "Evaluation trains nothing, so bf16 there is off no policy; each result "
+                                      "records the dtype that ran (runner.resolve_eval_dtype)", "--eval-dtype")
+    eval_distinct: bool = _f(False, "sample each distinct evaluation problem once and give its counts to every "
+                                    "draw of it: the same problems and estimand for fewer completions (500 draws "
+                                    "of study 3's task are 237 problems), duplicates sharing their samples "
+                                    "(runner.evaluate)", "--eval-distinct")
     logprobs: str = _f("trl", "how the training pass computes the completions' log-probabilities: trl (TRL's fused "
                               "LM-head kernel; on a CPU it scores every position, prompt included) or completion (the "
                               "completion positions only, in the autocast dtype: grpo_lab.trl.completion_logprobs; "
@@ -209,6 +219,16 @@ class RunConfig:
                 from .policy import resolve_dtype
 
                 resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
+        if self.eval_dtype is not None:
+            if self.eval_dtype not in DTYPES:
+                raise ValueError(f"eval_dtype must be auto, float32 or bfloat16 (or unset), got {self.eval_dtype!r}")
+            if not get_engine(self.generation).replaces_rollouts:
+                raise ValueError(f"eval_dtype={self.eval_dtype} applies to --generation vllm; {self.generation} "
+                                 "samples in the weights' own dtype")
+            if here and self.eval_dtype == "bfloat16":
+                from .policy import resolve_dtype
+
+                resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
         if self.logprobs not in ("trl", "completion"):
             raise ValueError(f"logprobs must be trl or completion, got {self.logprobs!r}")
         if self.backend not in BACKENDS:
@@ -247,6 +267,7 @@ FIELD_RULES = dict(
     sampling=("str", None, False), skip_prob=("number", 0, False), max_generation_rounds=("int", 1, False),
     on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
     mask_truncated_completions=("bool", None, False), dtype=("str", None, True), generation=("str", None, False), generation_dtype=("str", None, True), logprobs=("str", None, False),
+    eval_dtype=("str", None, True), eval_distinct=("bool", None, False),
     gradient_checkpointing=("bool", None, False), threads=("int", 1, True),
 )
 

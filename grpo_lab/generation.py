@@ -139,8 +139,8 @@ def _vllm_version() -> str | None:
 
 @register_engine("vllm")
 class VLLMEngine:
-    """vLLM's engine in this process; one per process, for one model at a time (built on first use, reused by every
-    run of a comparison, replaced when another model or dtype is asked for).
+    """vLLM's engine in this process, for one model at a time (built on first use, reused by every run of a
+    comparison, replaced when another model is asked for); one per dtype, at most :attr:`max_engines`.
 
     Weights reach it through vLLM's in-place reload (``collective_rpc("reload_weights", ...)``), which repacks them
     for the CPU's kernels as loading does; TRL's own colocated sync (``load_weights`` on the model) fails on a CPU,
@@ -158,10 +158,15 @@ class VLLMEngine:
     # starts in seconds: tests, short runs). Recorded in every result (describe()).
     eager_env = "GRPO_LAB_VLLM_EAGER"
 
+    # engines kept per process: one per dtype of one model, so a run's float32 rollouts and its bfloat16
+    # evaluation (RunConfig.eval_dtype) each start once per worker, not once per run (issue 61: about 70 s each)
+    max_engines = 2
+
     def __init__(self):
         self.llm = None
         self._key = None
         self._owner = None  # weak reference to the model whose every weight was handed over last
+        self._parked = {}  # (path, dtype) -> (llm, owner): the other engines this process keeps
         self.syncs = 0
         self.sync_seconds = 0.0
         self.last_canary = None
@@ -199,7 +204,17 @@ class VLLMEngine:
         key = (path, dtype)
         if self._key == key:
             return self.llm
-        self.close()
+        if key in self._parked:  # kept from before (parked engines are always of the current model)
+            if self.llm is not None:
+                self._parked[self._key] = (self.llm, self._owner)
+            self.llm, self._owner = self._parked.pop(key)
+            self._key = key
+            return self.llm
+        if self.llm is not None and self._key[0] == path and len(self._parked) + 1 < self.max_engines:
+            self._parked[self._key] = (self.llm, self._owner)  # the same model in another dtype: kept
+            self.llm, self._key, self._owner = None, None, None
+        else:
+            self.close()
         for k, v in vllm_environment().items():
             if os.environ.get(k, v) != v:
                 raise RuntimeError(f"{k}={os.environ[k]} is set, and grpo-lab's vLLM engine needs {k}={v} "
@@ -234,12 +249,13 @@ class VLLMEngine:
         return self.llm
 
     def close(self) -> None:
-        """Shut the engine down (another model or dtype is next)."""
-        if self.llm is None:
+        """Shut every engine of this process down (another model is next)."""
+        if self.llm is None and not self._parked:
             return
         import gc
 
         self.llm, self._key, self._owner = None, None, None
+        self._parked.clear()
         try:
             from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
 

@@ -334,3 +334,33 @@ class DirLock:
             os.close(self.fd)  # releases the flock
             self.fd = None
         return False
+
+
+def eval_dtype_of(res: dict, start: bool = False) -> str | None:
+    """The dtype a result's evaluation was sampled in (``start=True``: ``res`` is a start's evaluation): what
+    ``runner.evaluate`` records (issue 61), else, for a run from before, the rollouts' dtype it then sampled in
+    (``generation_dtype``, else the weights'). None for a simulation."""
+    ev = res if start else (res.get("eval") or {})
+    rec = ev.get("sampling")
+    if isinstance(rec, dict) and rec.get("dtype"):
+        return str(rec["dtype"])
+    if start:
+        gen = ev.get("generation") if isinstance(ev.get("generation"), dict) else {}
+        return gen.get("dtype") or ev.get("dtype")
+    cfg = res.get("config") or {}
+    if cfg.get("policy") == "tabular":
+        return None
+    return cfg.get("generation_dtype") or res.get("dtype")
+
+
+def check_eval_dtypes(named: dict, what: str = "this comparison") -> None:
+    """Refuse (``ValueError``) evaluations sampled in more than one dtype among ``named`` (``{name: dtype}``),
+    naming the runs of each: a pass@1 read in bfloat16 beside one read in float32 compares the rounding too."""
+    by: dict = {}
+    for name, dtype in named.items():
+        if dtype is not None:
+            by.setdefault(dtype, []).append(name)
+    if len(by) > 1:
+        parts = "; ".join(f"{d}: {', '.join(sorted(n)[:6])}{' …' if len(n) > 6 else ''}" for d, n in sorted(by.items()))
+        raise ValueError(f"{what} mixes evaluation dtypes ({parts}); a difference between them would include the "
+                         "rounding. Evaluate them in one dtype (eval_dtype) before comparing")

@@ -120,6 +120,19 @@ def graders_of(start: dict, results: dict) -> list[str]:
     return sorted({e.get("grader") or "unrecorded" for e in evals if e.get("n_samples")})  # the simulator grades none
 
 
+def _eval_sampling(results: dict) -> str:
+    """How the runs' evaluations were sampled: the dtype (:func:`grpo_lab.compare.eval_dtype_of`) and whether each
+    distinct problem was sampled once (issue 61)."""
+    from .io import eval_dtype_of
+
+    runs = [r for rs in results.values() for r in rs]
+    dtypes = sorted({eval_dtype_of(r) or "n/a" for r in runs})
+    once = {bool(((r.get("eval") or {}).get("sampling") or {}).get("distinct")) for r in runs}
+    how = ("each distinct problem sampled once, its counts given to every draw" if once == {True} else
+           "a sample per draw" if once == {False} else "mixed: some runs sampled each distinct problem once")
+    return f"{', '.join(dtypes)}; {how}"
+
+
 def unused_settings(base: RunConfig, methods, backends) -> list[str]:
     """The settings of ``base`` that did not act on any run: Unsloth's fields where no run used Unsloth, dynamic
     sampling's where no method samples dynamically, LoRA's on a fully fine-tuned or tabular policy."""
@@ -130,6 +143,8 @@ def unused_settings(base: RunConfig, methods, backends) -> list[str]:
         out += ["lora_r", "lora_alpha"]
     if base.generation_dtype is None:
         out += ["generation_dtype"]
+    if base.eval_dtype is None:
+        out += ["eval_dtype"]
     return out
 
 
@@ -299,6 +314,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         ("weights", _distinct(results, "weights")), ("torch threads", _distinct(results, "threads")),
         ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
                            "autocast)"),
+        ("evaluation sampled in", _eval_sampling(results)),
         ("trainer settings", _trainer_line(results, read_json(out / "config.json").get("trainer_settings"))),
         ("grader", ", ".join(graders_of(start, results)))]
     md += md_table(("setting", "value"), settings)

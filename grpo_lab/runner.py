@@ -40,24 +40,47 @@ HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_no
 # ----------------------------------------------------------------------------- evaluation
 
 def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max_new_tokens: int = 6,
-             batch_size: int = 256, generation: str = "transformers", generation_dtype: str | None = None) -> dict:
+             batch_size: int = 256, generation: str = "transformers", generation_dtype: str | None = None,
+             distinct: bool = False) -> dict:
     """Greedy accuracy (overall, per level), correct counts out of ``n_samples`` per problem (temperature 1),
     and the unbiased pass@k they give (for every k in 1, 2, 4, 8, 16 up to ``n_samples``); sampled by the
-    ``generation`` engine (:mod:`grpo_lab.generation`: vLLM gets the model's weights once, checked)."""
-    from .generation import get_engine
+    ``generation`` engine (:mod:`grpo_lab.generation`: vLLM gets the model's weights once, checked) in
+    ``generation_dtype`` (None: the model's).
+
+    ``distinct``: each distinct prompt is sampled once (greedy and ``n_samples``) and every draw of it gets those
+    counts, so ``correct`` still has one entry per draw and every mean over draws estimates what it did (issue
+    61); the draws of one problem then share their samples, so the evaluation's own sampling noise is larger
+    than with a sample per draw. ``ev["sampling"]`` records the engine, the dtype that sampled, ``distinct`` and
+    the prompts sampled."""
+    from .generation import _dtype_of, get_engine
     from .tasks import grade, grader_version
 
-    prompts = [p.prompt for p in problems]
-    sample = get_engine(generation).sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
-    greedy = sample(prompts, 1, temperature=0, max_new_tokens=max_new_tokens)
+    if distinct:
+        index = {}
+        for p in problems:
+            index.setdefault(p.prompt, len(index))
+        first = {}
+        for p in problems:
+            first.setdefault(p.prompt, p)
+        unique = list(first.values())
+        where = [index[p.prompt] for p in problems]
+    else:
+        unique, where = list(problems), list(range(len(problems)))
+    prompts = [p.prompt for p in unique]
+    engine = get_engine(generation)
+    sample = engine.sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
+    greedy_u = sample(prompts, 1, temperature=0, max_new_tokens=max_new_tokens)
+    sampled_u = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens)
+    greedy, sampled = [greedy_u[i] for i in where], [sampled_u[i] for i in where]
     g = np.array([grade(c[0], p) for c, p in zip(greedy, problems)], dtype=float)
-    sampled = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens)
     counts = [int(sum(grade(c, p) for c in cs)) for cs, p in zip(sampled, problems)]
     levels = np.array([p.level for p in problems])
     ev = dict(greedy=float(g.mean()),
               greedy_by_level={int(lv): float(g[levels == lv].mean()) for lv in sorted(set(levels.tolist()))},
               n_samples=n_samples, correct=counts, levels=levels.tolist(), grader=grader_version(),
-              signatures=sample_signatures(tokenizer, sampled, problems))
+              signatures=sample_signatures(tokenizer, sampled, problems),
+              sampling=dict(engine=generation, dtype=generation_dtype or _dtype_of(model), distinct=bool(distinct),
+                            prompts_sampled=len(prompts)))
     ev["pass_at_k"] = pass_at_k_of(ev, KS)
     return ev
 
@@ -77,16 +100,32 @@ def sample_signatures(tokenizer, sampled, problems) -> dict:
     return out
 
 
+def resolve_eval_dtype(cfg: RunConfig) -> tuple[str | None, str]:
+    """``(dtype, why)`` vLLM samples a run's evaluations in (``cfg.eval_dtype``; issue 61): None when it is the
+    rollouts' (``generation_dtype``, else the weights'), as before the setting existed; ``auto``: bfloat16 where
+    this device computes in it natively (:func:`grpo_lab.policy.resolve_dtype` with nothing to train), else
+    float32, saying why."""
+    from .policy import resolve_dtype
+
+    if cfg.eval_dtype is None:
+        return cfg.generation_dtype, "as the rollouts (eval_dtype unset)"
+    dtype, why = resolve_dtype(cfg.eval_dtype, cfg.policy, cfg.lora_r, train=False)
+    return dtype, f"eval_dtype={cfg.eval_dtype}: {why}"
+
+
 def evaluate_policy(model, tokenizer, cfg: RunConfig) -> dict:
     """:func:`evaluate` on the run's held-out problems, and on those of every task in ``cfg.eval_tasks`` (under
-    ``extra``: a capability the run does not train on, issue 39), each with its own system prompt."""
+    ``extra``: a capability the run does not train on, issue 39), each with its own system prompt; sampled in
+    :func:`resolve_eval_dtype`'s dtype, each distinct problem once with ``cfg.eval_distinct``."""
+    dtype, why = resolve_eval_dtype(cfg)
+    kw = dict(n_samples=cfg.eval_samples, seed=cfg.eval_seed, max_new_tokens=cfg.max_completion_length,
+              generation=cfg.generation, generation_dtype=dtype, distinct=cfg.eval_distinct)
     out = {}
     for task in (cfg.task, *cfg.eval_tasks):
         c = replace(cfg, task=task)
         system = system_prompt(c)
-        ev = evaluate(model, tokenizer, as_prompted(tokenizer, eval_problems(c), system), cfg.eval_samples,
-                      cfg.eval_seed, cfg.max_completion_length, batch_size=_eval_batch(system),
-                      generation=cfg.generation, generation_dtype=cfg.generation_dtype)
+        ev = evaluate(model, tokenizer, as_prompted(tokenizer, eval_problems(c), system),
+                      batch_size=_eval_batch(system), **kw)
         if task == cfg.task:
             out = ev
         else:
@@ -94,9 +133,8 @@ def evaluate_policy(model, tokenizer, cfg: RunConfig) -> dict:
     if cfg.validation_problems:  # the run's own task's validation split (issue 49)
         system = system_prompt(cfg)
         out["validation"] = evaluate(model, tokenizer, as_prompted(tokenizer, validation_problems(cfg), system),
-                                     cfg.eval_samples, cfg.eval_seed, cfg.max_completion_length,
-                                     batch_size=_eval_batch(system), generation=cfg.generation,
-                                     generation_dtype=cfg.generation_dtype)
+                                     batch_size=_eval_batch(system), **kw)
+    out["sampling"]["why"] = why
     return out
 
 
@@ -677,7 +715,7 @@ _START_CACHE: dict = {}
 
 START_SETTINGS = ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples", "max_completion_length",
                   "smoke", "backend", "dtype", "lora_r", "generation", "generation_dtype", "eval_tasks",
-                  "validation_problems", "disjoint")  # what the start's evaluation depends on (not the learning rate)
+                  "validation_problems", "disjoint", "eval_dtype", "eval_distinct")  # what the start's evaluation depends on (not the learning rate)
 
 
 def start_key(cfg: RunConfig) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..compare import evaluation_problems, read_config, result_problems, shared_settings
 from ..config import method_key, method_name
-from ..io import differing_keys, fingerprint, read_json, run_name
+from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, run_name
 from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
@@ -177,6 +177,11 @@ class Study:
         self.plan = plan
         seen: dict = {}
         self.data = {name: read_arm(plan, arm, seen) for name, arm in plan.arms.items()}
+        named = {_rel(a.run_dir[seed] / 'results' / f'{run_name(a.arm.method, seed)}.json', plan.home): eval_dtype_of(r)
+                 for a in self.data.values() for seed, r in a.runs.items()}
+        named.update({_rel(a.start_dir / "start.json", plan.home): eval_dtype_of(a.start, start=True)
+                      for a in self.data.values() if a.start is not None})
+        check_eval_dtypes(named, f"study {plan.path.name}")
         self.done = sum(len(a.runs) for a in self.data.values())
         self.total = sum(len(a.seeds) for a in plan.arms.values())
         self.complete = all(not a.missing for a in self.data.values())
