@@ -120,17 +120,12 @@ def train(out: Path) -> None:
 
 
 
-def evaluate(out: Path, dtype: str, distinct: bool) -> None:
+def evaluate(out: Path, dtype: str, distinct: bool, wait: bool = False) -> None:
     """Evaluate every kept adapter with ``eval_dtype=dtype`` (and ``eval_distinct``) through the library's own
     ``evaluate_policy``, timing the engine's start (once per process, as a worker pays it), each split and the
-    whole; the first adapter pays the start, so the per-run figure is read from the later ones."""
-    import resource
-    from dataclasses import replace
-
-    from peft import PeftModel
-
+    whole; the engine's start is timed apart (a worker pays it once). ``wait``: evaluate each adapter as its
+    training finishes, until every run's is done."""
     from grpo_lab import runner
-    from grpo_lab.generation import get_engine
 
     path = f"{dtype}{'-distinct' if distinct else ''}"
     calls = []
@@ -143,10 +138,30 @@ def evaluate(out: Path, dtype: str, distinct: bool) -> None:
         return ev
 
     runner.evaluate = timed
+    def done(r) -> bool:
+        return (out / f"{_name(*r)}.eval-{path}.json").is_file()
+
+    while wait and not all(done(r) for r in RUNS):
+        if not any((out / f"{_name(*r)}.train.json").is_file() and not done(r) for r in RUNS):
+            time.sleep(30)  # the next adapter is still training
+            continue
+        _evaluate_present(out, dtype, distinct, path, calls)
+    _evaluate_present(out, dtype, distinct, path, calls)
+
+
+def _evaluate_present(out: Path, dtype: str, distinct: bool, path: str, calls: list) -> None:
+    import resource
+    from dataclasses import replace
+
+    from peft import PeftModel
+
+    from grpo_lab import runner
+    from grpo_lab.generation import get_engine
+
     for directory, method, seed in RUNS:
         name = _name(directory, method, seed)
         target = out / f"{name}.eval-{path}.json"
-        if target.is_file() or not (out / "adapters" / name).is_dir():
+        if target.is_file() or not (out / f"{name}.train.json").is_file():  # written after the adapter
             continue
         cfg = replace(_config(directory, method, seed), eval_dtype=dtype, eval_distinct=distinct)
         runner.apply_threads(cfg.threads)
@@ -280,9 +295,10 @@ def main(argv=None) -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     ap.add_argument("--distinct", action="store_true", help="each distinct problem sampled once (the fast path)")
+    ap.add_argument("--wait", action="store_true", help="evaluate each adapter as its training finishes")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    {"train": lambda: train(a.out), "eval": lambda: evaluate(a.out, a.dtype, a.distinct),
+    {"train": lambda: train(a.out), "eval": lambda: evaluate(a.out, a.dtype, a.distinct, a.wait),
      "summary": lambda: summary(a.out)}[a.phase]()
 
 

@@ -369,21 +369,23 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
 
 
 def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, eval_s: float | None,
-              where: str) -> str:
+              where: str, workers: int = 1, advice: bool = True) -> str:
     """What the first steps of a comparison's first run say about the whole, on this machine (issue 61: a
     ``--quick`` run took 15 minutes on one machine and 7 on another): the training time per run from the first
     step and the next (``then_s``; None when the run has one step), the evaluation time from the start's own
     evaluation in this process (``eval_s``; None when it was read from disk), the total for ``runs_left`` runs,
-    and what to pass for a shorter one. ``where``: the machine's path (device, threads, dtype)."""
+    and what to pass for a shorter one. ``where``: the machine's path (device, threads, dtype); ``workers``: the
+    processes sharing the runs left (``study run --workers``); ``advice=False``: no flags to shorten it (a study's
+    plan fixes its runs)."""
     per_run = first_s + (steps - 1) * (then_s if then_s is not None else first_s)
     steps_text = f"first step {first_s:.1f} s" + (f", then {then_s:.1f} s a step" if then_s is not None else "")
-    total = per_run + (eval_s or 0.0)
+    total = (per_run + (eval_s or 0.0)) / max(1, workers)
     line = (f"pace on this machine ({where}): {steps_text}, so about {_minutes(per_run)} of training per run"
             + (f" and {_minutes(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
                " (evaluation not included: the start's was read from disk)")
-            + f"; about {_minutes(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left, training and "
-            "evaluation")
-    if total * runs_left > 600 and steps > 1:  # more than ten minutes: say what would shorten it
+            + f"; about {_minutes(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left"
+            + (f" across {workers} workers" if workers > 1 else "") + ", training and evaluation")
+    if advice and total * runs_left > 600 and steps > 1:  # more than ten minutes: say what would shorten it
         line += (f". Shorter: --steps {max(1, steps // 2)} halves the training, fewer --seeds or --estimators cut "
                  "whole runs, --eval-problems scales the evaluation")
     return line
@@ -393,7 +395,7 @@ def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-def _pace(base: RunConfig, runs_left: int, eval_s: float | None, echo):
+def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, workers: int = 1, advice: bool = True):
     """A TrainerCallback that echoes :func:`pace_line` once, after the first run's second step (or its only one)."""
     import time
 
@@ -416,7 +418,8 @@ def _pace(base: RunConfig, runs_left: int, eval_s: float | None, echo):
                 gaps = [b - a for a, b in zip(self.stamps, self.stamps[1:])]
                 device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
                 where = f"{device}, {torch.get_num_threads()} torch thread(s), {run_dtype(base)[0]}"
-                echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s, where))
+                echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s, where,
+                               workers, advice))
 
     return Pace()
 
@@ -439,7 +442,7 @@ def _run_comparison(out: Path, conf: dict, progress: bool, echo) -> Path:
 
         bar = tqdm(total=len(todo), desc="runs", unit="run")
     for i, (est, seed) in enumerate(todo):
-        pace = (_pace(base, len(todo), start_s, echo),) if i == 0 and base.policy != "tabular" else ()
+        pace = (pace_callback(base, len(todo), start_s, echo),) if i == 0 and base.policy != "tabular" else ()
         train_run(out, base, est, seed, start, expected, progress, callbacks=pace)
         if bar is not None:
             bar.update(1)

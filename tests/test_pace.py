@@ -34,3 +34,12 @@ def test_a_quick_comparison_prints_its_pace_once(tmp_path, capsys):
     first, then = map(float, re.search(r"first step ([\d.]+) s, then ([\d.]+) s a step", lines[0]).groups())
     assert first > 0 and then > 0 and "for the 2 runs left" in lines[0]  # --quick: grpo and sign, one seed
     assert "of evaluation (as long as the start's took here)" in lines[0]
+
+
+def test_a_study_workers_pace_counts_the_runs_shared_and_gives_no_flags():
+    """``study run --workers 2``: each worker's line divides the runs left between the workers, and names no flag
+    (a plan fixes its runs; cutting them is a deviation, not an option)."""
+    one = pace_line(60.0, 20.0, steps=64, runs_left=8, eval_s=600.0, where="CPU")
+    two = pace_line(60.0, 20.0, steps=64, runs_left=8, eval_s=600.0, where="CPU", workers=2, advice=False)
+    assert "about 256 min for the 8 runs left, training" in one  # (1,320 + 600) x 8 = 15,360 s
+    assert "about 128 min for the 8 runs left across 2 workers" in two and "Shorter" not in two

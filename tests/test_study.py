@@ -425,7 +425,10 @@ def test_study_run_trains_exactly_the_plans_runs_once_across_shards(tmp_path, ca
     first = capsys.readouterr().out
     assert main(["study", "run", str(plan), "--shard", "2/2"]) == 0
     second = capsys.readouterr().out
-    assert first.count("training ") == 2 and second.count("training ") == 2
+    trains = [sum(x.startswith("training ") for x in out.splitlines()) for out in (first, second)]
+    assert trains == [2, 2]
+    assert first.count("pace on this machine") == 1 and "for the 2 runs left" in first  # issue 61: once a process
+    assert "Shorter:" not in first  # a plan fixes its runs: no flags to cut them
     trained = sorted(p.name for p in (tmp_path / "runs" / "base" / "results").glob("*.json"))
     assert trained == ["grpo-seed0.json", "grpo-seed1.json", "sign-seed0.json", "sign-seed1.json"]
     assert main(["study", "run", str(plan)]) == 0
@@ -629,6 +632,7 @@ def test_a_worker_trains_its_slice_first_then_the_runs_no_one_else_did(tmp_path)
     order = [m.split(" in ")[0].removeprefix("training ") for m in said if m.startswith("training ")]
     slice2 = [f"{name} seed {seed}" for name, seed in shard_units(plan)[1::2]]
     assert order[:len(slice2)] == slice2 and len(order) == len(units(plan)) == 4
+    assert [m for m in said if m.startswith("pace on this machine")][0].count("across 2 workers") == 1
     assert sorted(out["trained"]) == sorted(order)
 
 

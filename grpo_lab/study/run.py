@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..compare import evaluation_problems, is_finished, open_comparison, prepare, train_run
+from ..compare import evaluation_problems, is_finished, open_comparison, pace_callback, prepare, train_run
 from ..io import DirLock, read_json, run_name
 from .plan import Arm, Plan, PlanError, _rel, arm_dirs, default_dir  # noqa: F401 (re-exported)
 
@@ -155,6 +155,8 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     if spawning:
         return _spawn(plan, shard, workers, echo)
     trained, done = [], []
+    left = sum(not (train_dir(plan, plan.arms[n]) / "results" / f"{run_name(plan.arms[n].method, s)}.json").is_file()
+               for n, s in mine)
     for name, seed in mine:
         arm = plan.arms[name]
         d = train_dir(plan, arm).resolve()
@@ -167,7 +169,9 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
                     done.append(label)
                 else:
                     echo(f"training {label} in {d}")
-                    train_run(d, arm.config, arm.method, seed, start, expected, progress)
+                    pace = () if trained or arm.config.policy == "tabular" else (  # issue 61: the pace, once
+                        pace_callback(arm.config, left, None, echo, workers=worker[1] if worker else 1, advice=False),)
+                    train_run(d, arm.config, arm.method, seed, start, expected, progress, callbacks=pace)
                     record_plan(plan, d, arm.method, seed)
                     trained.append(label)
         except RuntimeError as e:
