@@ -57,6 +57,13 @@ class RunConfig:
                                        "an instruct model on a chat task gets 256 from grpo-lab compare unless given)",
                                     "--max-new-tokens")
     max_grad_norm: float = _f(1.0, "gradient clipping (TRL's default)")
+    lr_scheduler: str = _f("constant", "the learning rate over steps: constant, or cosine (decay to 0 by the last "
+                                       "step, after warmup_steps of linear warmup; issue 57: the Sign paper's "
+                                       "schedule, arXiv 2605.07689's review record)", "--lr-scheduler")
+    warmup_steps: int = _f(0, "steps of linear warmup from 0 to learning_rate", "--warmup-steps")
+    adam_beta2: float = _f(0.999, "AdamW's beta2 (TRL's default 0.999; the Sign paper 0.95: the second moment "
+                                  "then follows about the last 20 steps' gradients, not 1,000)", "--adam-beta2")
+    adam_epsilon: float = _f(1e-8, "AdamW's epsilon, added to the root of the second moment", "--adam-epsilon")
     beta: float = _f(0.0, "the KL penalty's coefficient against the starting policy (TRL's beta; 0: no penalty and no "
                           "reference pass, TRL's default since 0.19; GRPO recipes often used 0.04)", "--beta")
     train_problems: int | None = _f(4000, "training prompts, drawn with data_seed (None: all the task has)")
@@ -219,6 +226,12 @@ class RunConfig:
                 from .policy import resolve_dtype
 
                 resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
+        if self.lr_scheduler not in ("constant", "cosine"):
+            raise ValueError(f"lr_scheduler must be constant or cosine, got {self.lr_scheduler!r}")
+        if isinstance(self.warmup_steps, int) and isinstance(self.steps, int) and self.warmup_steps >= self.steps:
+            raise ValueError(f"warmup_steps ({self.warmup_steps}) must be fewer than steps ({self.steps})")
+        if isinstance(self.adam_beta2, float) and not 0 <= self.adam_beta2 < 1:
+            raise ValueError(f"adam_beta2 must be in [0, 1), got {self.adam_beta2}")
         if self.eval_dtype is not None:
             if self.eval_dtype not in DTYPES:
                 raise ValueError(f"eval_dtype must be auto, float32 or bfloat16 (or unset), got {self.eval_dtype!r}")
@@ -257,7 +270,8 @@ FIELD_RULES = dict(
     estimator=("str", None, False), seed=("int", 0, False), learning_rate=("positive", None, False),
     steps=("int", 1, False), group_size=("int", 2, False), prompts_per_step=("int", 1, False), task=("str", None, False),
     policy=("str", None, False), data=("str", None, True), max_completion_length=("int", 1, False),
-    max_grad_norm=("positive", None, False), train_problems=("int", 1, True), data_seed=("int", 0, False),
+    max_grad_norm=("positive", None, False), lr_scheduler=("str", None, False), warmup_steps=("int", 0, False),
+    adam_beta2=("number", 0, False), adam_epsilon=("positive", None, False), train_problems=("int", 1, True), data_seed=("int", 0, False),
     eval_problems=("int", 1, True), eval_samples=("int", 1, False), eval_seed=("int", 0, False),
     eval_tasks=("list", None, False), validation_problems=("int", 1, True), disjoint=("bool", None, False),
     beta=("number", 0, False),

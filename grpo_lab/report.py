@@ -307,7 +307,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         ("methods", ", ".join(conf["estimators"])), ("seeds", ", ".join(map(str, conf["seeds"]))),
         ("trainer", "grpo_lab.simulator (tabular softmax, SGD on logits)" if simulated else
          f"TRL {v.get('trl')} GRPOTrainer via grpo_lab.trl.trainer_class; every setting explicit "
-         f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, constant lr, loss_type dapo, beta 0)"),
+         f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, loss_type dapo; the schedule, betas and beta as above)"),
         ("versions", f"python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
                      f"grpo_lab {v.get('grpo_lab')}"),
         ("backend, device", f"{_distinct(results, 'backend')}; {_distinct(results, 'device')}"),

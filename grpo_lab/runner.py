@@ -34,7 +34,7 @@ from .sampling import get_sampling
 from .passk import KS, pass_at_k_of  # noqa: F401 (KS: runner.KS, as before)
 
 HISTORY_KEYS = ("step", "reward", "reward_std", "frac_reward_zero_std", "grad_norm", "loss", "entropy", "step_time",
-                "kl")
+                "learning_rate", "kl")
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -337,6 +337,8 @@ TRAINER_CONSTANTS = dict(
     cast_lm_head_to_fp32=False, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
     generation_kwargs=None, label_smoothing_factor=0.0, torch_compile=False,
 )
+# the constants a RunConfig field sets instead (their value above is the field's default)
+RUN_SETTINGS = ("beta", "lr_scheduler_type", "warmup_steps", "adam_beta2", "adam_epsilon")
 # What a run's effective trainer settings are compared on (the per-run seed and paths aside)
 _NOT_SETTINGS = ("output_dir", "logging_dir", "run_name", "seed", "data_seed", "disable_tqdm", "report_to",
                  "save_strategy", "save_steps", "logging_steps", "hub_token", "push_to_hub")
@@ -363,9 +365,11 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
     wanted = dict(per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
                   max_completion_length=cfg.max_completion_length, max_steps=cfg.steps,
                   learning_rate=cfg.learning_rate, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, beta=cfg.beta,
+                  lr_scheduler_type=cfg.lr_scheduler, warmup_steps=cfg.warmup_steps, adam_beta2=cfg.adam_beta2,
+                  adam_epsilon=cfg.adam_epsilon,
                   epsilon_high=cfg.epsilon_high, mask_truncated_completions=cfg.mask_truncated_completions,
                   gradient_checkpointing=cfg.gradient_checkpointing,
-                  **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known and k != "beta"}, **precision)
+                  **{k: v for k, v in TRAINER_CONSTANTS.items() if k in known and k not in RUN_SETTINGS}, **precision)
     if cfg.generation == "vllm":
         # grpo-lab's vLLM engine samples from the trained weights in their own dtype (the canary holds it to the
         # policy within 1e-3 nats in float32), as model.generate does: no sampler/learner gap for TRL's

@@ -209,3 +209,41 @@ def test_evaluation_only_fields_are_fields_of_the_trainer_config(tmp_path):
     assert set(EVAL_ONLY_SETTINGS) <= set(recorded)  # a renamed field would silently stop being ignored
     assert settings_differ(recorded, {**recorded, "bf16_full_eval": not recorded["bf16_full_eval"]}) == []
     assert settings_differ(recorded, {**recorded, "learning_rate": 1.0}) == [f"learning_rate: {CFG.learning_rate!r} != 1.0"]
+
+
+# ------------------------------------------------------------------ issue 57: the optimizer as run settings
+
+def test_the_schedule_and_adams_moments_are_run_settings_with_todays_values_as_defaults(tmp_path):
+    """The Sign paper's optimizer (warmup then cosine decay, betas 0.9/0.95, epsilon 1e-8) is four RunConfig fields;
+    their defaults are the constants every earlier run trained with, so earlier results still read as the same
+    settings."""
+    default = grpo_args(RunConfig(), tmp_path)
+    for field, arg in (("lr_scheduler", "lr_scheduler_type"), ("warmup_steps", "warmup_steps"),
+                       ("adam_beta2", "adam_beta2"), ("adam_epsilon", "adam_epsilon")):
+        assert str(getattr(default, arg)).removeprefix("SchedulerType.").lower() == str(TRAINER_CONSTANTS[arg]).lower()
+        assert getattr(RunConfig(), field) == TRAINER_CONSTANTS[arg]
+    paper = grpo_args(RunConfig(lr_scheduler="cosine", warmup_steps=6, adam_beta2=0.95, adam_epsilon=1e-8), tmp_path)
+    rec = trainer_settings(paper)
+    assert "cosine" in str(rec["lr_scheduler_type"]).lower() and rec["warmup_steps"] == 6 and rec["adam_beta2"] == 0.95
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(lr_scheduler="linear"), "lr_scheduler must be constant or cosine"),
+    (dict(warmup_steps=20, steps=20), r"warmup_steps \(20\) must be fewer than steps \(20\)"),
+    (dict(adam_beta2=1.0), r"adam_beta2 must be in \[0, 1\)"),
+    (dict(adam_epsilon=0.0), "adam_epsilon"),
+])
+def test_bad_optimizer_settings_are_named(change, message):
+    with pytest.raises(ValueError, match=message):
+        RunConfig(**change).validate(here=False)
+
+
+def test_a_run_warms_up_then_decays_as_it_says():
+    """The learning rate a tiny run logs at each step: rising over the warmup, then falling to the end."""
+    from grpo_lab.runner import train
+
+    cfg = RunConfig(steps=8, prompts_per_step=2, train_problems=40, eval_problems=4, eval_samples=2,
+                    learning_rate=1e-3, lr_scheduler="cosine", warmup_steps=3, threads=1)
+    rates = [h["learning_rate"] for h in train(cfg, evaluate_after=False)["history"]]
+    assert len(rates) == 8 and rates[0] < rates[1] < rates[2] <= 1e-3
+    assert all(a > b for a, b in zip(rates[3:], rates[4:])) and rates[-1] < 0.5e-3
