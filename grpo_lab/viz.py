@@ -341,30 +341,40 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
 
 
 def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None,
-          reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025) -> Figure:
+          reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025, log: bool = True) -> Figure:
     """Final metric (mean, lo, hi) against a swept setting, one line per estimator or setting (notebooks 04, 05).
 
     Bars are 95% t-intervals over ``n_seeds`` seeds, clipped to ``clip`` (fractions by default; None: not
     clipped); ticks sit at the swept values, and each series is drawn ``dodge`` decades to the side of its
     neighbour (centred on the tick), so two methods with the same value at a setting show two bars, not one
     (issue 40: grpo and drgrpo both at 0.570 hid each other). ``reference``: a ``(value, label)`` drawn as a
-    dotted horizontal line (e.g. the starting policy's value).
+    dotted horizontal line (e.g. the starting policy's value). ``log=False``: a linear x axis (a setting that can
+    be 0), each series dodged by ``dodge`` of the axis' span. A point may be NaN (a series without that setting).
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
     if reference is not None:
         st = style("start")
         ax.axhline(reference[0], color=st["color"], ls=st["ls"], lw=1, label=reference[1])
     seen: dict = {}
+    used: dict = {}
     n = len(results)
     for i, (label, rows) in enumerate(results.items()):
         m, lo, hi = (np.asarray(v, dtype=float) for v in zip(*rows))
         if clip is not None:  # a fraction's interval drawn inside [0, 1], as the bands of the other figures
             lo, hi = np.clip(lo, *clip), np.clip(hi, *clip)
-        st = style(label)
-        shifted = np.asarray(xs, dtype=float) * 10 ** (dodge * (i - (n - 1) / 2))
+        st = dict(style(label))
+        key = str(label).split(",")[0].split(" ")[0]  # a second series of one estimator: its colour, another line
+        j = used.get(key, 0)
+        used[key] = j + 1
+        if j:
+            st.update(ls=("-", "--", ":", "-.")[j % 4], marker=("o", "s", "^", "D")[j % 4])
+        x = np.asarray(xs, dtype=float)
+        shifted = x * 10 ** (dodge * (i - (n - 1) / 2)) if log else \
+            x + dodge * (np.ptp(x) or 1.0) * (i - (n - 1) / 2)
         ax.errorbar(shifted, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
                     capsize=2, label=_same_as(label, m, seen))
-    ax.set_xscale("log")
+    if log:
+        ax.set_xscale("log")
     ax.set_xticks(list(xs), [f"{x:g}" for x in xs])
     ax.minorticks_off()
     ax.set_xlabel(xlabel)

@@ -188,6 +188,7 @@ class Study:
         self.conventions = readings.Conventions(df=plan.df)
         self.readings = readings.families(self, self.conventions)
         self.exploratory = [readings.read(self, s, self.conventions) for s in plan.exploratory]
+        self.curves = [readings.curve(self, c) for c in plan.curves]
 
     @classmethod
     def load(cls, path) -> "Study":

@@ -29,3 +29,23 @@ def draw(study: Study) -> None:
     fig = comparison_intervals(rows, margin=p.margin, xlabel=f"difference (a − b), {100 * (1 - p.alpha):.4g}% interval before correction",
                                title=f"{p.title} — the comparisons")
     fig.savefig(p.home / "comparisons.png")
+    from ..viz import sweep
+
+    for i, cr in enumerate(study.curves):  # issue 57: a measure against one setting, one line per method
+        if not cr.lines:
+            continue
+        xs = sorted({x for pts in cr.lines.values() for x, *_ in pts})
+        series = {}
+        for label, pts in cr.lines.items():
+            at = {x: (m, m if lo is None else lo, m if hi is None else hi) for x, m, lo, hi, _ in pts}
+            series[label] = [at.get(x, (float("nan"),) * 3) for x in xs]
+        seeds = sorted({n for pts in cr.lines.values() for *_, n in pts})
+        fig = sweep(xs, series, xlabel=cr.curve.x, ylabel=cr.curve.measure.text, title=f"{p.title} — {cr.curve.label}",
+                    n_seeds=seeds[0] if len(seeds) == 1 else None, log=all(x > 0 for x in xs),
+                    clip=(0.0, 1.0) if cr.curve.measure.metric.fraction else None)
+        fig.savefig(p.home / curve_file(i, cr.curve))
+
+
+def curve_file(i: int, cv) -> str:
+    """The figure of the plan's ``i``-th curve: ``curve-<x>.png`` (``curve-<x>-<i>.png`` after the first)."""
+    return f"curve-{cv.x}.png" if i == 0 else f"curve-{cv.x}-{i + 1}.png"

@@ -29,13 +29,14 @@ except ImportError:  # pragma: no cover - Python 3.10
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
             "hypotheses",
             "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
-            "corrections", "extras", "outputs"}
+            "corrections", "extras", "outputs", "curves"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
 PAIRINGS = ("none", "seed")
 ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "analysis", "comparisons", "exploratory",
-                 "hypotheses", "manipulation")
+                 "hypotheses", "manipulation", "curves")
+LATER_KEYS = ("curves",)  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
 
@@ -75,6 +76,17 @@ class Spec:
     c: str | None = None
     d: str | None = None
     contrast: str | None = None  # why arms that differ in more than one setting are compared on purpose
+
+
+@dataclass(frozen=True)
+class Curve:
+    """An exploratory reading of a measure against one setting that the arms vary (``x``, a RunConfig field such as
+    the learning rate): one line per method and per combination of the arms' other settings, each point an arm's
+    mean with its interval over seeds. It draws no verdict (issue 57)."""
+    x: str
+    measure: Measure
+    arms: tuple
+    label: str
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,7 @@ class Plan:
     comparisons: list
     exploratory: list
     manipulation: dict    # arm -> Measure
+    curves: list
     deviations: list
     corrections: list
     extras: str | None
@@ -133,7 +146,7 @@ class Plan:
         """A fingerprint of everything in the plan file that decides what is trained and how it is read (arms,
         seeds, measures, analysis, comparisons, hypotheses, selections, manipulation): ``study run`` records it
         beside every run it trains, so a plan edited after its runs is caught without git (issue 58)."""
-        return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS})
+        return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS if k in self.raw or k not in LATER_KEYS})
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -445,6 +458,26 @@ def read_plan(path) -> Plan:
         raise PlanError(f"{w}: [[comparisons]]: two planned comparisons share the label "
                         f"{next(x for x in labels if labels.count(x) > 1)!r}")
     exploratory = specs("exploratory", False)
+    curves = []
+    for i, c in enumerate(_need(raw, "curves", list, w, [])):
+        where = f"{w}: [[curves]] #{i + 1}"
+        if not isinstance(c, dict):
+            raise PlanError(f"{where}: a curve is a table with x (the setting the arms vary)")
+        _unknown(c, {"x", "measure", "arms", "label"}, where)
+        x = _need(c, "x", str, where)
+        if x not in RUN_FIELDS:
+            raise PlanError(f"{where}: x = {x!r} is not a run setting (a RunConfig field such as learning_rate)")
+        members_ = _need(c, "arms", list, where, list(arms))
+        unknown = [a for a in members_ if a not in arms]
+        if unknown:
+            raise PlanError(f"{where}: arms {unknown} are not arms of the plan ({', '.join(arms)})")
+        values = [getattr(arms[a].config, x) for a in members_]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise PlanError(f"{where}: x = {x!r} must be a number in every arm it reads")
+        if len(set(values)) < 2:
+            raise PlanError(f"{where}: the arms it reads do not vary {x} (all {values[0]!r}): no curve to draw")
+        meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
+        curves.append(Curve(x, meas, tuple(members_), _need(c, "label", str, where, f"{meas.text} against {x}")))
     hypotheses = []
     for i, h in enumerate(_need(raw, "hypotheses", list, w, [])):
         where = f"{w}: [[hypotheses]] #{i + 1}"
@@ -535,6 +568,8 @@ def read_plan(path) -> Plan:
                                 for x in members(n)], f"{w}: {spec.label!r}")
     for sel in selections.values():
         can_give(sel.by, sel.among, f"{w}: [selections.{sel.name}]")
+    for cv in curves:
+        can_give(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}")
     for name, m in manipulation.items():
         can_give(m, [name], f"{w}: [manipulation]")
     owned = {path, *((path.parent / raw["plan"]).resolve() for _ in [0] if isinstance(raw.get("plan"), str)),
@@ -548,7 +583,7 @@ def read_plan(path) -> Plan:
                 selections=selections, primary=primary,
                 secondary=secondary, correction=correction, alpha=alpha, pairing=pairing, margin=margin, df=df,
                 hypotheses=hypotheses,
-                comparisons=comparisons, exploratory=exploratory, manipulation=manipulation,
+                comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
                 extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw)
 

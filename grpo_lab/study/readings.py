@@ -369,3 +369,40 @@ def robustness(study) -> list:
         flips = [n for n, x in got.items() if x.outcome() != j.outcome() and x.verdict != "cannot be read"]
         rows.append(("hypothesis", (h, j), got, flips))
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Curves: a measure against one setting (exploratory, issue 57)
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class CurveReading:
+    """A :class:`~grpo_lab.study.plan.Curve` as read: ``lines`` maps a line's label to its points
+    ``(x, mean, lo, hi, n)`` in increasing x (lo and hi None where fewer than two seeds have finished)."""
+    curve: object
+    lines: dict
+
+
+def curve(study, cv) -> CurveReading:
+    """One line per method and per combination of the arms' other settings (those that differ among the curve's
+    arms, ``x`` aside): each point an arm's mean over its finished seeds with a 95% t-interval (n - 1 degrees of
+    freedom: one arm's seeds, no difference taken)."""
+    from ..compare import shared_settings
+
+    plan = study.plan
+    settings = {a: shared_settings(plan.arms[a].config) for a in cv.arms}
+    varied = sorted(k for k in set().union(*settings.values())
+                    if k != cv.x and len({repr(s.get(k)) for s in settings.values()}) > 1)
+    lines: dict = {}
+    for a in cv.arms:
+        arm = plan.arms[a]
+        label = ", ".join([arm.method] + [f"{k} {settings[a][k]}" for k in varied])
+        v = list(study.values(a, cv.measure).values())
+        if not v:
+            continue
+        if len(v) > 1:
+            m, lo, hi = stats.mean_ci(v)
+        else:
+            m, lo, hi = float(v[0]), None, None
+        lines.setdefault(label, []).append((getattr(arm.config, cv.x), float(m), lo, hi, len(v)))
+    return CurveReading(cv, {k: sorted(pts) for k, pts in lines.items()})

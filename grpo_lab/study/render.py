@@ -10,7 +10,7 @@ from .. import stats
 from ..io import write_text_atomic
 from ..report import md_table
 from .data import Study, git_history
-from .figures import draw
+from .figures import curve_file, draw
 from .measures import Measure
 from .plan import Plan, PlanError
 from .run import _rel
@@ -127,6 +127,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
             md.append(f"- {r.spec.label} ({r.spec.measure.text}): {interval(r)} ({how}); {bound(study, r)}."
                       + (" " + cw if cw else ""))
         md += [""]
+    md += curve_sections(study)
     md += robustness_section(study)
     md += extra_sections or []
     md += ["## Deviations from the plan", ""]
@@ -146,6 +147,29 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
            "what is missing (resumable; --workers N, --shard K/N)",
            f"grpo-lab study report {_rel(p.path, Path.cwd())}  # this page and its figures", "```", ""]
     return "\n".join(md)
+
+
+def curve_sections(study: Study) -> list:
+    """Each ``[[curves]]`` reading: a table of the points per line and its figure (exploratory, no verdict)."""
+    if not study.curves:
+        return []
+    md = ["## Curves (exploratory: each point one arm's mean, no verdict)", ""]
+    for i, cr in enumerate(study.curves):
+        cv = cr.curve
+        md += [f"### {cv.label}", "", f"{cv.measure.text} against `{cv.x}`, one line per method (and per other "
+               "setting the arms vary): each point is an arm's mean over its finished seeds with a 95% t-interval "
+               "(the arm's n − 1 degrees of freedom). Read two lines' gap at a setting from the planned "
+               "comparisons, not from here.", ""]
+        cut = (lambda v: min(max(v, 0.0), 1.0)) if cv.measure.metric.fraction else (lambda v: v)  # as arm_table
+        rows = [[label, f"{x:g}", f"{m:.3f}" + (f" [{cut(lo):.3f}, {cut(hi):.3f}]" if lo is not None else
+                                                " (one seed)"), str(n)]
+                for label, pts in cr.lines.items() for x, m, lo, hi, n in pts]
+        md += md_table(["line", cv.x, f"{cv.measure.text}: mean [95% t-interval]", "seeds"], rows) if rows else \
+            ["No arm of this curve has a finished run yet."]
+        if rows:
+            md += ["", f"![{cv.label}, one line per method]({curve_file(i, cv)})"]
+        md += [""]
+    return md
 
 
 def verdict_line(study: Study, link: str, form: str = "verdict") -> str:

@@ -1,0 +1,138 @@
+"""Issue 57: a curve reading, a measure against one setting the arms vary (the learning rate), one line per method
+and per other setting, drawn by the engine for any plan that declares one; exploratory, no verdict."""
+
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from grpo_lab.compare import write_config
+from grpo_lab.config import RunConfig
+from grpo_lab.io import run_name, write_json_atomic
+from grpo_lab.study import PlanError, Study, build, read_plan, recorded_fingerprint
+from grpo_lab.study.run import train_dir
+
+from test_study import BASE, evaluation
+
+PLAN = """title = "A rate curve"
+seeds = [0, 1, 2]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 10
+eval_samples = 4
+
+[arms.grpo-lo]
+method = "grpo"
+learning_rate = 1e-4
+
+[arms.grpo-hi]
+method = "grpo"
+learning_rate = 1e-3
+
+[arms.sign-lo]
+method = "sign"
+learning_rate = 1e-4
+
+[arms.sign-hi]
+method = "sign"
+learning_rate = 1e-3
+
+[arms.sign-paper]
+method = "sign"
+learning_rate = 1e-3
+adam_beta2 = 0.95
+
+[measures]
+primary = "pass@1"
+
+[[comparisons]]
+a = "sign-hi"
+b = "grpo-hi"
+
+{curves}
+"""
+CURVE = '[[curves]]\nx = "learning_rate"\n'
+
+
+def make(tmp_path, means, curves=CURVE):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(curves=curves))
+    p = read_plan(plan)
+    rng = np.random.default_rng(1)
+    for name, arm in p.arms.items():
+        d = train_dir(p, arm)
+        base = replace(RunConfig(**BASE), **{k: v for k, v in arm.settings.items()})
+        if not (d / "config.json").is_file():
+            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2], base)
+            write_json_atomic(d / "start.json", evaluation(rng, 0.3))
+        (d / "results").mkdir(exist_ok=True)
+        for s in arm.seeds:
+            cfg = asdict(base.with_run(arm.method, s))
+            res = dict(config=cfg, history=[{"reward": 0.5}], train_seconds=60.0, eval_seconds=30.0,
+                       eval=evaluation(rng, means[name]), fingerprint=recorded_fingerprint(cfg))
+            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
+    return plan
+
+
+MEANS = {"grpo-lo": 0.2, "grpo-hi": 0.6, "sign-lo": 0.5, "sign-hi": 0.3, "sign-paper": 0.7}
+
+
+def test_a_curve_has_a_line_per_method_and_setting_with_each_arms_mean(tmp_path):
+    plan = make(tmp_path, MEANS)
+    s = Study.load(plan)
+    (cr,) = s.curves
+    assert set(cr.lines) == {"grpo, adam_beta2 0.999", "sign, adam_beta2 0.999", "sign, adam_beta2 0.95"}
+    for label, arms in (("grpo, adam_beta2 0.999", ("grpo-lo", "grpo-hi")),
+                        ("sign, adam_beta2 0.999", ("sign-lo", "sign-hi"))):
+        pts = cr.lines[label]
+        assert [x for x, *_ in pts] == [1e-4, 1e-3]
+        for (x, m, lo, hi, n), arm in zip(pts, arms):
+            v = list(s.values(arm).values())
+            assert m == pytest.approx(np.mean(v)) and lo < m < hi and n == 3
+    assert [x for x, *_ in cr.lines["sign, adam_beta2 0.95"]] == [1e-3]
+
+
+def test_the_report_shows_the_curve_and_its_figure_and_follows_reversed_data(tmp_path):
+    plan = make(tmp_path / "a", MEANS)
+    pages, drawing = build(plan)
+    text = pages[plan.parent / "REPORT.md"]
+    drawing()
+    assert "## Curves (exploratory" in text and "![pass@1 against learning_rate" in text
+    assert (plan.parent / "curve-learning_rate.png").is_file()
+    reversed_plan = make(tmp_path / "b", {k: 1 - v for k, v in MEANS.items()})
+    lo_a = Study.load(plan).curves[0].lines["grpo, adam_beta2 0.999"]
+    lo_b = Study.load(reversed_plan).curves[0].lines["grpo, adam_beta2 0.999"]
+    assert lo_a[0][1] < lo_a[1][1] and lo_b[0][1] > lo_b[1][1]  # rising, then falling when the data are reversed
+
+
+@pytest.mark.parametrize("curves, message", [
+    ('[[curves]]\nx = "nope"\n', "x = 'nope' is not a run setting"),
+    ('[[curves]]\nx = "group_size"\n', "do not vary group_size"),
+    ('[[curves]]\nx = "learning_rate"\narms = ["grpo-lo", "zzz"]\n', "arms \\['zzz'\\] are not arms"),
+    ('[[curves]]\nx = "learning_rate"\nwhat = 1\n', "unknown field 'what'"),
+])
+def test_a_curve_the_arms_cannot_draw_is_refused_by_name(tmp_path, curves, message):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(curves=curves))
+    with pytest.raises(PlanError, match=message):
+        read_plan(plan)
+
+
+def test_a_plan_without_curves_keeps_its_fingerprint(tmp_path):
+    """Plans written before curves existed: their runs recorded a fingerprint that must still match."""
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(PLAN.format(curves=""))
+    b.write_text(PLAN.format(curves=CURVE))
+    assert read_plan(a).analysis_fingerprint != read_plan(b).analysis_fingerprint
+    from grpo_lab.io import fingerprint
+    from grpo_lab.study.plan import ANALYSIS_KEYS
+
+    old = read_plan(a)
+    assert old.analysis_fingerprint == fingerprint({k: old.raw.get(k) for k in ANALYSIS_KEYS if k != "curves"})
