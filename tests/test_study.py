@@ -717,3 +717,31 @@ def test_an_output_page_carries_the_whole_verdict_or_only_the_headline(tmp_path)
     plan.write_text(plan.read_text().replace('form = "headline"', 'form = "short"'))
     with pytest.raises(PlanError, match=r"\[\[outputs\]\] #2: form 'short' is not one of 'verdict', 'headline'"):
         read_plan(plan)
+
+
+def test_an_arm_that_reads_another_studys_runs_trains_only_the_seeds_they_lack(tmp_path):
+    """Issue 57: study 4 reads study 3's runs in place and adds seeds to the same arms. The seeds another directory
+    of the arm already holds are read there, never retrained in the arm's own directory."""
+    from grpo_lab.study import run_study
+
+    from grpo_lab.tasks import grader_version
+
+    make_study(tmp_path / "old", seeds=(0, 1))
+    for f in (tmp_path / "old" / "runs" / "base").rglob("*.json"):  # graded as a run trained here would be
+        data = json.loads(f.read_text())
+        for ev in (data.get("eval"), data if f.name == "start.json" else None):
+            if isinstance(ev, dict) and "grader" in ev:
+                ev["grader"] = grader_version()
+        f.write_text(json.dumps(data))
+    new = tmp_path / "new"
+    new.mkdir()
+    text = PLAN.format(analysis="", comparison="").replace('method = "sign"\n', 'method = "sign"\n'
+                                                           'dirs = ["runs/own", "../old/runs/base"]\n')
+    (new / "plan.toml").write_text(text.replace(
+        'method = "grpo"\n', 'method = "grpo"\ndirs = ["../old/runs/base"]\nseeds = [0, 1]\n'))
+    said = []
+    out = run_study(read_plan(new / "plan.toml"), echo=said.append)
+    assert out["trained"] == ["sign seed 2"], said
+    assert sorted(p.name for p in (new / "runs" / "own" / "results").glob("*.json")) == ["sign-seed2.json"]
+    s = Study.load(new / "plan.toml")
+    assert sorted(s.data["sign"].runs) == [0, 1, 2] and not s.data["sign"].refused

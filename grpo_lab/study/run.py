@@ -34,6 +34,17 @@ def train_dir(plan: Plan, arm: Arm) -> Path:
     return plan.home / first
 
 
+def finished_in(plan: Plan, arm: Arm, seed: int) -> Path | None:
+    """The directory of the arm's (``dirs``) that holds a result file for ``seed`` other than its training
+    directory, or None: an arm that reads another study's runs in place (study 4 reads study 3's) trains only the
+    seeds none of its directories holds. Not checked here: ``study report`` reads and checks every file."""
+    own = train_dir(plan, arm).resolve()
+    for d in arm_dirs(plan, arm):
+        if d.resolve() != own and (d / "results" / f"{run_name(arm.method, seed)}.json").is_file():
+            return d
+    return None
+
+
 def units(plan: Plan) -> list[tuple[str, int]]:
     """Every (arm, seed) the plan names, seed by seed, every arm within a seed (an interrupted study then holds
     every arm at the same number of seeds)."""
@@ -125,7 +136,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     model. Worker ``w`` of ``n`` trains every ``n``-th run from the ``w``-th first, then sweeps the shard's other
     runs, skipping those another process holds: a worker that dies (out of memory, say) leaves its runs to the
     others, and an interrupted run starts over."""
-    mine = shard_units(plan, shard)
+    mine = [(name, seed) for name, seed in shard_units(plan, shard) if finished_in(plan, plan.arms[name], seed) is None]
     if worker is not None:
         w, n = worker
         mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
