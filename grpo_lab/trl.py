@@ -612,7 +612,37 @@ class UpdateNorms(TrainerCallback):
         metrics = self.trainer._metrics["train"]
         metrics["update/step_norm"].append(norm(after, self._before))
         metrics["update/from_start"].append(norm(after, self._start))
+        near = adam_near_eps(getattr(self.trainer, "optimizer", None))
+        if near is not None:
+            metrics["update/adam_near_eps"].append(near)
         self._before = None
+
+
+def adam_near_eps(optimizer, factor: float = 10.0) -> float | None:
+    """The share of the trained weights whose Adam denominator is not yet dominated by the gradient's size: the
+    elements whose bias-corrected ``sqrt(v_hat)`` is below ``factor`` x epsilon (issue 57). There Adam is no longer
+    invariant to the gradient's scale (an advantage twice as large moves the weight further); elsewhere its step is
+    about the learning rate whatever the scale. None for an optimizer without Adam's state (SGD, or before the
+    first step)."""
+    opt = getattr(optimizer, "optimizer", optimizer)  # accelerate wraps it
+    if opt is None or not hasattr(opt, "param_groups"):
+        return None
+    near = total = 0
+    with torch.no_grad():
+        for group in opt.param_groups:
+            eps, beta2 = group.get("eps"), (group.get("betas") or (None, None))[1]
+            if eps is None or beta2 is None:
+                return None
+            for p in group["params"]:
+                st = opt.state.get(p) or {}
+                v, step = st.get("exp_avg_sq"), st.get("step")
+                if v is None or step is None:
+                    continue
+                t = float(step)
+                denom = (v.float() / (1 - beta2 ** t)).sqrt() if t > 0 else v.float().sqrt()
+                near += int((denom < factor * eps).sum())
+                total += v.numel()
+    return near / total if total else None
 
 
 class CompletionBudget(TrainerCallback):

@@ -62,3 +62,31 @@ def test_the_run_result_keeps_the_update_and_kl_logs(tmp_path):
     last = res["history"][-1]
     for key in ("update/step_norm", "update/from_start", "grad_norm", "kl", "kl/term", "kl/share_of_loss"):
         assert key in last, key
+
+
+def test_adams_share_near_epsilon_is_all_with_no_gradient_and_follows_the_gradients_size():
+    """Issue 57: the share of weights whose Adam denominator sqrt(v_hat) is below 10 eps. All of them when every
+    gradient is zero; none when the gradients are large; and a weight's gradient scaled down far enough moves it
+    below the line (where Adam stops being scale-invariant)."""
+    import torch
+
+    from grpo_lab.trl import adam_near_eps
+
+    w = torch.nn.Parameter(torch.zeros(4))
+    opt = torch.optim.AdamW([w], lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
+    assert adam_near_eps(opt) is None  # no step yet: no state
+    for grad, expected in ((torch.zeros(4), 1.0), (torch.ones(4), 0.0),
+                           (torch.tensor([1.0, 1.0, 1e-12, 1e-12]), None)):
+        opt = torch.optim.AdamW([w], lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
+        w.grad = grad
+        opt.step()
+        got = adam_near_eps(opt)
+        assert got == (0.5 if expected is None else expected)
+    assert adam_near_eps(torch.optim.SGD([w], lr=0.1)) is None
+
+
+def test_every_run_logs_the_share(tmp_path):
+    out = rows(tmp_path, RunConfig(**BASE))
+    assert all(0.0 <= r["update/adam_near_eps"] <= 1.0 for r in out)
+    zero = rows(tmp_path / "z", RunConfig(**BASE), reward_fn=no_signal)
+    assert all(r["update/adam_near_eps"] == 1.0 for r in zero)  # no gradient at all: every denominator is 0

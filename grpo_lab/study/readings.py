@@ -385,7 +385,8 @@ class CurveReading:
 
 def curve(study, cv) -> CurveReading:
     """One line per method and per combination of the arms' other settings (those that differ among the curve's
-    arms, ``x`` aside): each point an arm's mean over its finished seeds with a 95% t-interval (n - 1 degrees of
+    arms, ``x`` aside; a line is named by the method and the settings where it departs from the most frequent
+    value, e.g. "sign" and "sign, adam_beta2 0.95"): each point an arm's mean over its finished seeds with a 95% t-interval (n - 1 degrees of
     freedom: one arm's seeds, no difference taken)."""
     from ..compare import shared_settings
 
@@ -393,10 +394,15 @@ def curve(study, cv) -> CurveReading:
     settings = {a: shared_settings(plan.arms[a].config) for a in cv.arms}
     varied = sorted(k for k in set().union(*settings.values())
                     if k != cv.x and len({repr(s.get(k)) for s in settings.values()}) > 1)
+    common = {}  # each varied setting's most frequent value: a line is named by where it departs from it
+    for k in varied:
+        vals = [repr(settings[a].get(k)) for a in cv.arms]
+        common[k] = max(vals, key=vals.count)
     lines: dict = {}
     for a in cv.arms:
         arm = plan.arms[a]
-        label = ", ".join([arm.method] + [f"{k} {settings[a][k]}" for k in varied])
+        label = ", ".join([arm.method] + [f"{k} {settings[a][k]}" for k in varied
+                                          if repr(settings[a].get(k)) != common[k]])
         v = list(study.values(a, cv.measure).values())
         if not v:
             continue
