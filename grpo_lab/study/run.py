@@ -35,12 +35,15 @@ def train_dir(plan: Plan, arm: Arm) -> Path:
 
 
 def finished_in(plan: Plan, arm: Arm, seed: int) -> Path | None:
-    """The directory of the arm's (``dirs``) that holds a result file for ``seed`` other than its training
-    directory, or None: an arm that reads another study's runs in place (study 4 reads study 3's) trains only the
-    seeds none of its directories holds. Not checked here: ``study report`` reads and checks every file."""
+    """The directory of the arm's (``dirs``) that holds a result file for ``seed``, other than a training directory
+    of this study's own, or None: an arm that reads another study's runs in place (study 4 reads study 3's) trains
+    only the seeds none of its directories holds, and never opens, locks or resumes another study's directory.
+    Not checked here: ``study report`` reads and checks every file; a result in this study's own training
+    directory is checked (and a damaged one retrained) by ``study run`` itself."""
     own = train_dir(plan, arm).resolve()
+    ours = own.is_relative_to(plan.home.resolve())
     for d in arm_dirs(plan, arm):
-        if d.resolve() != own and (d / "results" / f"{run_name(arm.method, seed)}.json").is_file():
+        if (d.resolve() != own or not ours) and (d / "results" / f"{run_name(arm.method, seed)}.json").is_file():
             return d
     return None
 
