@@ -272,7 +272,9 @@ def replication(study) -> str:
           "Every difference matters: a model about 67 times smaller, a task far easier than GSM8K on which it still "
           f"starts low (pass@1 {st[0]:.2f}), evaluated on problems it trained on, and a budget of 64 steps. A "
           "replication that fails here does not refute the paper on its own model; one that agrees here says the "
-          "effect is not specific to it.", "", "## Results", ""]
+          "effect is not specific to it.", "",
+          kept_block("paper-settings", "## What the paper says about its optimizer and group sizes\n\nNot checked yet."),
+          "", "## Results", ""]
     table = []
     for rate in RATES:
         table.append([rate, "start", "—", f"{st[0]:.3f}", f"{study.start('grpo-1e-4', greedy)[0]:.3f}"])
@@ -316,10 +318,16 @@ def replication(study) -> str:
 def study3_block() -> str:
     """Study 3's generated line as the replication report holds it now (study 3's plan file writes it), so that
     regenerating study 2's pages keeps it."""
-    begin, end = "<!-- study3:begin -->", "<!-- study3:end -->"
+    return kept_block("study3", "In progress: no run has finished yet.")
+
+
+def kept_block(name: str, default: str) -> str:
+    """The text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` as the replication report holds it now
+    (written by another study's outputs, or by hand: the paper's stated settings, issue 57), so that regenerating
+    study 2's pages keeps it; ``default`` where the page has none."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     text = REPLICATION.read_text() if REPLICATION.is_file() else ""
-    inner = text.split(begin, 1)[1].split(end, 1)[0].strip() if begin in text and end in text else \
-        "In progress: no run has finished yet."
+    inner = text.split(begin, 1)[1].split(end, 1)[0].strip() if begin in text and end in text else default
     return f"{begin}\n{inner}\n{end}"
 
 
