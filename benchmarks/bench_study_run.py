@@ -220,10 +220,10 @@ def summary(out: Path) -> dict:
 
     trains = _load(out, "*.train.json")
     paths = {p: _load(out, f"*.eval-{p}.json") for p in ("float32", "bfloat16", "bfloat16-distinct")}
-    lines = ["| run | training s | generation | hand-over | log-probs + loss | rest (backward, optimizer) |"
+    lines = ["| run | training s | vLLM generation | weight hand-over | loss forward + other scoring | rest (backward, optimizer, callbacks) |"
              " eval float32 s | eval bf16 s | eval bf16 distinct s | rewards = study 3's |", "|" + "---|" * 10]
     for name, t in trains.items():
-        prof = t["profile"]
+        prof = {k.split("GRPOTrainer.", 1)[-1]: v for k, v in t["profile"].items()}  # "<Trainer>.vLLM.generate"
         gen, sync = prof.get("vLLM.generate", 0.0), prof.get("sync_weights", 0.0)
         fwd = prof.get("compute_loss", 0.0)
         prep = prof.get("_prepare_inputs", 0.0)
