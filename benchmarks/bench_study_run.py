@@ -189,7 +189,8 @@ def _evaluate_present(out: Path, dtype: str, distinct: bool, path: str, calls: l
 
 
 def _load(out: Path, pattern: str) -> dict:
-    return {json.loads(f.read_text())["run"]: json.loads(f.read_text()) for f in sorted(out.glob(pattern))}
+    loaded = [json.loads(f.read_text()) for f in sorted(out.glob(pattern))]
+    return {r["run"]: r for r in loaded}
 
 
 def paired(diffs, prompts) -> tuple[float, float, float]:

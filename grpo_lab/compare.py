@@ -34,8 +34,8 @@ import numpy as np
 
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
-from .io import (DirLock, check_eval_dtypes, eval_dtype_of, differing_keys, fingerprint, new_run_dir, read_json, run_name,  # noqa: F401 (new_run_dir:
-                 settings_differ, write_json_atomic)                                      # the CLI's, from here)
+from .io import (DirLock, check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint,  # noqa: F401 (new_run_dir:
+                 new_run_dir, read_json, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
 from .report import verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
 

@@ -121,7 +121,7 @@ def graders_of(start: dict, results: dict) -> list[str]:
 
 
 def _eval_sampling(results: dict) -> str:
-    """How the runs' evaluations were sampled: the dtype (:func:`grpo_lab.compare.eval_dtype_of`) and whether each
+    """How the runs' evaluations were sampled: the dtype (:func:`grpo_lab.io.eval_dtype_of`) and whether each
     distinct problem was sampled once (issue 61)."""
     from .io import eval_dtype_of
 

@@ -55,20 +55,16 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     from .generation import _dtype_of, get_engine
     from .tasks import grade, grader_version
 
-    if distinct:
-        index = {}
-        for p in problems:
-            index.setdefault(p.prompt, len(index))
+    if distinct:  # the first draw of each prompt, in order of first appearance; each draw's place among them
         first = {}
         for p in problems:
             first.setdefault(p.prompt, p)
-        unique = list(first.values())
-        where = [index[p.prompt] for p in problems]
+        index = {prompt: i for i, prompt in enumerate(first)}
+        unique, where = list(first.values()), [index[p.prompt] for p in problems]
     else:
         unique, where = list(problems), list(range(len(problems)))
     prompts = [p.prompt for p in unique]
-    engine = get_engine(generation)
-    sample = engine.sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
+    sample = get_engine(generation).sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
     greedy_u = sample(prompts, 1, temperature=0, max_new_tokens=max_new_tokens)
     sampled_u = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens)
     greedy, sampled = [greedy_u[i] for i in where], [sampled_u[i] for i in where]

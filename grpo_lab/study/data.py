@@ -177,8 +177,8 @@ class Study:
         self.plan = plan
         seen: dict = {}
         self.data = {name: read_arm(plan, arm, seen) for name, arm in plan.arms.items()}
-        named = {_rel(a.run_dir[seed] / 'results' / f'{run_name(a.arm.method, seed)}.json', plan.home): eval_dtype_of(r)
-                 for a in self.data.values() for seed, r in a.runs.items()}
+        named = {_rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json", plan.home):
+                 eval_dtype_of(r) for a in self.data.values() for seed, r in a.runs.items()}
         named.update({_rel(a.start_dir / "start.json", plan.home): eval_dtype_of(a.start, start=True)
                       for a in self.data.values() if a.start is not None})
         check_eval_dtypes(named, f"study {plan.path.name}")

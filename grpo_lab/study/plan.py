@@ -206,6 +206,17 @@ def _unknown(table: dict, allowed: set, where: str) -> None:
         raise PlanError(f"{where}: unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
 
 
+def _tables(raw: dict, key: str, w: str, allowed: set, shape: str):
+    """``(where, table)`` for each entry of the plan's ``[[key]]`` list, each checked to be a table (``shape`` says
+    what one holds) with no field outside ``allowed``."""
+    for i, t in enumerate(_need(raw, key, list, w, [])):
+        where = f"{w}: [[{key}]] #{i + 1}"
+        if not isinstance(t, dict):
+            raise PlanError(f"{where}: {shape}")
+        _unknown(t, allowed, where)
+        yield where, t
+
+
 def _seeds(value, where: str) -> list:
     if not isinstance(value, list) or not value or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            and s >= 0 for s in value):
@@ -383,12 +394,8 @@ def read_plan(path) -> Plan:
 
     def specs(key: str, planned: bool) -> list:
         out = []
-        for i, c in enumerate(_need(raw, key, list, w, [])):
-            where = f"{w}: [[{key}]] #{i + 1}"
-            if not isinstance(c, dict):
-                raise PlanError(f"{where}: a comparison is a table with a and b")
-            _unknown(c, {"a", "b", "c", "d", "label", "measure", "family", "claim", "pairing", "verdict",
-                              "contrast"}, where)
+        for where, c in _tables(raw, key, w, {"a", "b", "c", "d", "label", "measure", "family", "claim", "pairing",
+                                              "verdict", "contrast"}, "a comparison is a table with a and b"):
             if "verdict" in c:
                 raise PlanError(f"{where}: a verdict is drawn only from a planned comparison"
                                 + (" ([[comparisons]]); this one is exploratory" if not planned else
@@ -459,11 +466,8 @@ def read_plan(path) -> Plan:
                         f"{next(x for x in labels if labels.count(x) > 1)!r}")
     exploratory = specs("exploratory", False)
     curves = []
-    for i, c in enumerate(_need(raw, "curves", list, w, [])):
-        where = f"{w}: [[curves]] #{i + 1}"
-        if not isinstance(c, dict):
-            raise PlanError(f"{where}: a curve is a table with x (the setting the arms vary)")
-        _unknown(c, {"x", "measure", "arms", "label"}, where)
+    for where, c in _tables(raw, "curves", w, {"x", "measure", "arms", "label"},
+                            "a curve is a table with x (the setting the arms vary)"):
         x = _need(c, "x", str, where)
         if x not in RUN_FIELDS:
             raise PlanError(f"{where}: x = {x!r} is not a run setting (a RunConfig field such as learning_rate)")
@@ -479,11 +483,8 @@ def read_plan(path) -> Plan:
         meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
         curves.append(Curve(x, meas, tuple(members_), _need(c, "label", str, where, f"{meas.text} against {x}")))
     hypotheses = []
-    for i, h in enumerate(_need(raw, "hypotheses", list, w, [])):
-        where = f"{w}: [[hypotheses]] #{i + 1}"
-        if not isinstance(h, dict):
-            raise PlanError(f"{where}: a hypothesis is a table with name and test")
-        _unknown(h, {"name", "says", "test", "predicts", "size", "interval", "margin"}, where)
+    for where, h in _tables(raw, "hypotheses", w, {"name", "says", "test", "predicts", "size", "interval", "margin"},
+                            "a hypothesis is a table with name and test"):
         test = _need(h, "test", str, where)
         if test not in labels:
             raise PlanError(f"{where}: test {test!r} is not the label of a planned comparison "
@@ -526,11 +527,8 @@ def read_plan(path) -> Plan:
                 raise PlanError(f"{w}: [manipulation]: {meas.text} has no start value to move from")
             manipulation[name] = meas
     outputs = []
-    for i, o in enumerate(_need(raw, "outputs", list, w, [])):
-        where = f"{w}: [[outputs]] #{i + 1}"
-        if not isinstance(o, dict):
-            raise PlanError(f"{where}: an output is a table with page, markers and link")
-        _unknown(o, {"page", "markers", "link", "form"}, where)
+    for where, o in _tables(raw, "outputs", w, {"page", "markers", "link", "form"},
+                            "an output is a table with page, markers and link"):
         out = {k: _need(o, k, str, where) for k in ("page", "markers", "link")}
         out["form"] = _need(o, "form", str, where, "verdict")
         if out["form"] not in FORMS:

@@ -386,8 +386,8 @@ class CurveReading:
 def curve(study, cv) -> CurveReading:
     """One line per method and per combination of the arms' other settings (those that differ among the curve's
     arms, ``x`` aside; a line is named by the method and the settings where it departs from the most frequent
-    value, e.g. "sign" and "sign, adam_beta2 0.95"): each point an arm's mean over its finished seeds with a 95% t-interval (n - 1 degrees of
-    freedom: one arm's seeds, no difference taken)."""
+    value, e.g. "sign" and "sign, adam_beta2 0.95"): each point an arm's mean over its finished seeds with a 95%
+    t-interval (n - 1 degrees of freedom: one arm's seeds, no difference taken)."""
     from ..compare import shared_settings
 
     plan = study.plan

@@ -140,6 +140,8 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     runs, skipping those another process holds: a worker that dies (out of memory, say) leaves its runs to the
     others, and an interrupted run starts over."""
     mine = [(name, seed) for name, seed in shard_units(plan, shard) if finished_in(plan, plan.arms[name], seed) is None]
+    left = sum(not (train_dir(plan, plan.arms[n]) / "results" / f"{run_name(plan.arms[n].method, s)}.json").is_file()
+               for n, s in mine)  # runs left to train (the pace line; no more workers than these)
     if worker is not None:
         w, n = worker
         mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
@@ -150,8 +152,6 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
         if arm not in groups.setdefault(d, []):
             groups[d].append(arm)
     if workers > 1 and worker is None:  # no more processes (each importing torch) than runs left to train
-        left = sum(not (train_dir(plan, plan.arms[name]) / "results" / f"{run_name(plan.arms[name].method, seed)}.json"
-                        ).is_file() for name, seed in mine)
         if left < workers:
             echo(f"{left} run(s) left to train: {max(left, 1)} worker(s), not {workers}")
             workers = max(left, 1)
@@ -169,8 +169,6 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     if spawning:
         return _spawn(plan, shard, workers, echo)
     trained, done = [], []
-    left = sum(not (train_dir(plan, plan.arms[n]) / "results" / f"{run_name(plan.arms[n].method, s)}.json").is_file()
-               for n, s in mine)
     for name, seed in mine:
         arm = plan.arms[name]
         d = train_dir(plan, arm).resolve()
