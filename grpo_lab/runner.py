@@ -647,11 +647,36 @@ SLOWER_THAN_H100 = {"H100": 1.0, "H200": 0.8, "A100": 1.7, "L4": 11.0, "T4": 10.
 ASSUMED_PARAMS_M = 500.0  # a model whose size its name does not say
 
 
+def local_params_m(policy: str) -> float | None:
+    """A local model directory's parameter count in millions, summed from its ``*.safetensors`` headers (each
+    file starts with an 8-byte length and a JSON table of tensor shapes: nothing is loaded); None when ``policy``
+    is not a directory holding such files. (Issue 60: lesson 06 pointed at a converted model directory read as
+    "no size" and got the 500M guess.)"""
+    import json
+    import math
+    import struct
+
+    files = sorted(Path(policy).glob("*.safetensors")) if Path(policy).is_dir() else []
+    if not files:
+        return None
+    total = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            (length,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(length))
+        total += sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+    return total / 1e6
+
+
 def policy_params_m(policy: str) -> float | None:
-    """A policy's parameter count in millions, from its name ("Qwen2.5-0.5B-Instruct": 500, "SmolLM2-135M": 135;
-    "smollm2" is SmolLM2-135M-Instruct, "tiny-lm" the shipped 0.3M model), else None."""
+    """A policy's parameter count in millions: a local model directory's from its weights' files
+    (:func:`local_params_m`), else from its name ("Qwen2.5-0.5B-Instruct": 500, "SmolLM2-135M": 135; "smollm2" is
+    SmolLM2-135M-Instruct, "tiny-lm" the shipped 0.3M model); None when neither says."""
     import re
 
+    on_disk = local_params_m(policy)
+    if on_disk is not None:
+        return on_disk
     known = {"smollm2": 134.5, "tiny-lm": 0.3}
     if policy in known:
         return known[policy]
@@ -687,6 +712,8 @@ def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, s
     factor = factor if known else 10.0
     size = policy_params_m(cfg.policy)
     params = size if size is not None else ASSUMED_PARAMS_M
+    where = ("assumed: neither its name nor its files give a size" if size is None else
+             "from the model's files" if local_params_m(cfg.policy) is not None else "from the name")
     tokens = cfg.prompts_per_step * cfg.group_size * cfg.max_completion_length
     per_step = step_seconds_h100(params, tokens)
     if backend != "unsloth":
@@ -700,7 +727,7 @@ def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, s
     (p0, p1), (t0, t1) = MEASURED_SIZES["params_m"], MEASURED_SIZES["step_s"]
     how = (f"a step's time as a line in model size through two {MEASURED_SIZES['gpu']} measurements (Unsloth, "
            f"{MEASURED_SIZES['tokens_per_step']} new tokens: {t0} s at {p0:g}M parameters, {t1} s at {p1:g}M; one "
-           f"run each), at {params:g}M ({'from the name' if size is not None else 'assumed: the name gives no size'})"
+           f"run each), at {params:.4g}M ({where})"
            f", linear in new tokens{'' if backend == 'unsloth' else f', x{TRANSFORMERS_OVER_UNSLOTH:.1f} for {backend}'}"
            f"; first-step compilation {warmup:.0f} s once; generation {GENERATE_TOKENS_PER_S_H100:.0f} tokens/s at "
            f"full length; x{factor:g} for "

@@ -7,6 +7,7 @@
 #   bash scripts/gpu_course.sh model OUT GGUF     # SmolLM2 converted from GGUF; lesson 06 (solutions copy, settings line
 #                                                 # pointed at it and at .gpu/data-gsm); one run at study 3's settings on
 #                                                 # .gpu/data-sums ($STUDY_EVAL test problems, default 100 of 500)
+#   STUDY_S=0 bash scripts/gpu_course.sh model ...  # the lesson alone (no study run); GSM_DATA=DIR for the lesson's data
 #
 # The data directories come from `python scripts/gpu_check.py data TASK DIR` on a machine with reasoning-gym.
 # Everything it prints goes to OUT/summary.txt too; record it in docs/gpu.md.
@@ -42,7 +43,8 @@ model)
   python scripts/gpu_check.py convert "$GGUF" /tmp/smollm2 2>&1 | keep
   log "lesson 06 (solutions/06_gsm8k_unsloth.ipynb), nbclient"
   timeout "${LESSON_S:-330}" python scripts/gpu_check.py lesson solutions/06_gsm8k_unsloth.ipynb "$OUT/lesson06" \
-    --model /tmp/smollm2 --data .gpu/data-gsm 2>&1 | tee "$OUT/lesson06.log" | keep
+    --model /tmp/smollm2 --data "${GSM_DATA:-.gpu/data-gsm}" 2>&1 | tee "$OUT/lesson06.log" | keep
+  [ "${STUDY_S:-300}" = 0 ] && { log "done (STUDY_S=0: no study run)"; exit 0; }
   log "one run at study 3's settings (sign, lr 3e-4, seed 0), ${STUDY_EVAL:-100} test + 16 validation problems"
   timeout "${STUDY_S:-300}" python scripts/gpu_check.py study /tmp/smollm2 --data .gpu/data-sums \
     --eval-problems "${STUDY_EVAL:-100}" --validation 16 2>&1 | tee "$OUT/study.log" | keep

@@ -13,8 +13,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_gpu_check_sh_is_valid_bash():
-    for script in ("gpu_check.sh", "gpu_course.sh"):
+    for script in ("gpu_check.sh", "gpu_course.sh", "gpu_slim.sh"):
         assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / script)]).returncode == 0, script
+
+
+def test_gpu_slim_takes_the_large_folders_out_of_what_travels_and_puts_them_back(tmp_path):
+    """scripts/gpu_slim.sh (the device tool sends tracked and unignored files, 64 MiB at most): on, docs/results and
+    notebooks/ leave git's index and are ignored, their files untouched; off, the index and .gitignore are exactly
+    as before (a clean status)."""
+    import shutil
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "gpu_slim.sh", tmp_path / "scripts")
+    for f, text in {"docs/results/a/r.json": "{}", "notebooks/01.ipynb": "{}", "grpo_lab/x.py": "x = 1",
+                    ".gitignore": "results/\n!docs/results/\n!docs/results/**\n"}.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(text)
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    slim = ["bash", str(tmp_path / "scripts" / "gpu_slim.sh")]
+    on = subprocess.run(slim + ["on"], capture_output=True, text=True)
+    assert on.returncode == 0 and "travels without carry" in on.stdout, on.stderr
+    travels = git("ls-files", "-co", "--exclude-standard").split()
+    assert "grpo_lab/x.py" in travels and not any(t.startswith(("docs/results", "notebooks")) for t in travels)
+    assert (tmp_path / "docs/results/a/r.json").read_text() == "{}"  # nothing deleted
+    assert subprocess.run(slim + ["on"], capture_output=True).returncode == 1  # never twice
+    assert subprocess.run(slim + ["off"], capture_output=True).returncode == 0
+    assert git("status", "--porcelain") == ""
 
 
 def test_standin_model_and_timed_run(tmp_path):

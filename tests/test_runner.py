@@ -81,6 +81,24 @@ def test_rough_runtime_goes_through_both_measured_sizes_and_reads_the_size_from_
     assert rough_runtime(gsm8k_config(), "transformers", "Tesla T4")[0] > small[0]  # measured slower per step
 
 
+def test_a_local_model_directory_gives_its_size_from_its_weights_files(tmp_path):
+    """Issue 60 on an H200: lesson 06 pointed at a converted model directory was estimated at the 500M guess; a
+    local directory's size is now summed from its safetensors headers, and the estimate says so."""
+    import torch
+    from safetensors.torch import save_file
+
+    from grpo_lab.runner import local_params_m, policy_params_m
+
+    save_file({"a": torch.zeros(1000, 2000), "b": torch.zeros(500)}, str(tmp_path / "model-1.safetensors"))
+    save_file({"c": torch.zeros(3, 1000, 1000)}, str(tmp_path / "model-2.safetensors"))
+    assert local_params_m(str(tmp_path)) == policy_params_m(str(tmp_path)) == (2_000_000 + 500 + 3_000_000) / 1e6
+    assert local_params_m(str(tmp_path / "nothing-here")) is None and local_params_m("smollm2") is None
+    est = rough_runtime(replace(gsm8k_config(), policy=str(tmp_path)), "unsloth", "Tesla T4")
+    assert f"at {5.0005:.4g}M (from the model's files)" in est[1]
+    guess = rough_runtime(replace(gsm8k_config(), policy=str(tmp_path / "nothing-here")), "unsloth", "Tesla T4")
+    assert "assumed" in guess[1] and guess[0] > est[0]
+
+
 def test_rough_runtime_scales_and_says_how():
     from grpo_lab.config import gsm8k_paper_config
 
