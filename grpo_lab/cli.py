@@ -163,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local processes, one torch thread each unless the plan sets threads (default 1)")
     # a slice of a shard, for --workers (a name no one types: `--worker 2`, a typo of --workers, is --workers 2)
     r.add_argument("--internal-worker-slice", dest="worker", default=None, help=argparse.SUPPRESS)
+    r.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: this machine's processes (--workers); ray: one Ray task per run, each asking for one "
+                        "CPU (one GPU where the cluster has GPUs), results sent back and written here, so no shared "
+                        "filesystem is needed (pip install 'grpo-lab[ray]'; default local)")
+    r.add_argument("--address", default=None,
+                   help="--executor ray: the Ray cluster to join (e.g. auto, or HOST:6379); unset, a local cluster "
+                        "of --workers CPUs is started for this command")
     r.add_argument("--no-report", action="store_true", help="train only; write no report at the end")
     r.add_argument("--progress", action="store_true", help="progress bars for each run")
     for name, text in (("report", "write the study's report (interim until every run has finished)"),
@@ -186,8 +193,17 @@ def _study(a) -> int:
         if isinstance(a.workers, bool) or a.workers < 1:
             raise UsageError(f"--workers must be >= 1, got {a.workers}")
         plan = study.read_plan(a.plan)
-        out = study.run_study(plan, study.parse_shard(a.shard), a.workers, progress=a.progress,
-                              worker=study.parse_shard(a.worker) if a.worker else None)
+        if a.executor == "ray":
+            if a.worker:
+                raise UsageError("--executor ray runs no local workers")
+            from .study.on_ray import run_on_ray
+
+            out = run_on_ray(plan, study.parse_shard(a.shard), address=a.address, num_cpus=a.workers)
+        else:
+            if a.address:
+                raise UsageError("--address is for --executor ray")
+            out = study.run_study(plan, study.parse_shard(a.shard), a.workers, progress=a.progress,
+                                  worker=study.parse_shard(a.worker) if a.worker else None)
         if a.worker:
             return 0
         print(f"trained {len(out['trained'])} run(s)" + (f"; already finished: {len(out['finished'])}"

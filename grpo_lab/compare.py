@@ -227,26 +227,34 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
     return f"its evaluation is damaged: {bad}" if bad else None
 
 
+def result_problem(res: dict, est: str, seed: int, shared: dict) -> str | None:
+    """What keeps ``res`` from being run ``(est, seed)`` of the comparison whose shared settings are ``shared``
+    (incomplete or damaged, another run's, other settings), or None when it is one: the check every result passes
+    before a comparison reads it, and before ``study run --executor ray`` writes one that came back from a worker.
+    A result too malformed to check raises (ValueError, KeyError, TypeError, AttributeError)."""
+    cfg = res["config"]
+    simulated = shared.get("policy") == "tabular"
+    bad = result_problems(res, simulated, None if simulated else shared.get("eval_problems"))
+    diff = differing_keys(shared_settings(cfg), shared)
+    who = (method_key(cfg), cfg.get("seed"))
+    if bad:
+        return f"is incomplete or damaged ({bad})"
+    if who != (method_key(est), seed) or diff:
+        return (f"does not belong to this comparison ("
+                f"{'; '.join(diff) if diff else f'it holds {method_name(cfg)} seed {who[1]}'})")
+    return None
+
+
 def _finished(path: Path, est: str, seed: int, shared: dict, echo) -> bool:
     """Whether ``path`` is a complete result of this comparison; a damaged or foreign one is moved aside, saying so."""
     if not path.is_file():
         return False
     try:
-        res = read_json(path, "results file")
-        cfg = res["config"]
-        simulated = shared.get("policy") == "tabular"
-        bad = result_problems(res, simulated, None if simulated else shared.get("eval_problems"))
-        diff = differing_keys(shared_settings(cfg), shared)
-        who = (method_key(cfg), cfg.get("seed"))
+        why = result_problem(read_json(path, "results file"), est, seed, shared)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         echo(f"{path} is damaged ({str(e).replace(str(path), path.name)[:160]}); moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
         return False
-    if bad:
-        why = f"is incomplete or damaged ({bad})"
-    elif who != (method_key(est), seed) or diff:
-        why = (f"does not belong to this comparison ("
-               f"{'; '.join(diff) if diff else f'it holds {method_name(cfg)} seed {who[1]}'})")
-    else:
+    if why is None:
         return True
     echo(f"{path} {why}; moved aside to {_aside(path).name}; retraining {run_name(est, seed)}")
     return False
@@ -352,6 +360,16 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
     place a comparison's run is trained, for ``grpo-lab compare`` and ``grpo-lab study run``. The caller holds
     the directory's lock or the run's own (:func:`grpo_lab.study`), and has called :func:`prepare`."""
     out = Path(out)
+    res = trained_result(out, base, est, seed, start, expected, progress, callbacks)
+    return write_json_atomic(out / "results" / f"{run_name(est, seed)}.json", res)
+
+
+def trained_result(out: Path, base: RunConfig, est: str, seed: int, start: dict, expected: dict | None,
+                   progress: bool = True, callbacks=()) -> dict:
+    """:func:`train_run` up to its result, not written: trained with its metrics (and checkpoints) under ``out``,
+    the trainer settings checked against ``expected``, the settings' fingerprint added. ``study run --executor
+    ray`` calls it on a worker, in a directory of the worker's own, and sends the result back."""
+    out = Path(out)
     cfg = base.with_run(est, seed)
     name = run_name(est, seed)
     jsonl = out / "metrics" / f"{name}.jsonl"
@@ -365,7 +383,7 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
                          f"(recorded != this run): {'; '.join(diff[:8])}; its result is not kept. Something "
                          "changed the trainer's configuration after it was built (a library patch?)")
     res["fingerprint"] = fingerprint(shared_settings(base))
-    return write_json_atomic(out / "results" / f"{name}.json", res)
+    return res
 
 
 def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, eval_s: float | None,

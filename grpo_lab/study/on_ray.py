@@ -1,0 +1,190 @@
+"""``grpo-lab study run PLAN --executor ray``: a study's runs as Ray tasks, their results written by the driver (issue
+61). Part of :mod:`grpo_lab.study`; the optional extra ``pip install 'grpo-lab[ray]'``.
+
+How it differs from ``--workers`` and ``--shard``: each (arm, seed) to train is one Ray task that asks for one CPU
+(one GPU where the cluster has GPUs), trains in a temporary directory of the machine that runs it and sends its
+result and its per-step metrics back; the driver (the process that runs ``study run``) checks each result as it
+checks a file it reads (:func:`grpo_lab.compare.result_problem`) and writes it atomically in the study's own
+directories. So the workers need grpo-lab and the plan's packages installed, not the study's folder: no shared
+filesystem. The driver prepares each arm's directory first (its settings, the start's evaluation), as a local
+``study run`` does, and holds each run's lock from submission to writing, so a local ``study run`` of the same
+plan never trains a run the cluster is training.
+
+Failures: a worker process that dies (killed, out of memory) is retried by Ray up to ``retries`` times, the run
+starting over; a run that raises is not retried (a bug is not fixed by a second try); either way nothing of that
+run is written, the other runs go on, and the command ends naming each failed run. Checkpoints stay with the
+worker: a run interrupted here starts over.
+
+``address`` joins an existing cluster (``ray start --head`` on one machine, ``ray start --address`` on the
+others); without it a local cluster of ``num_cpus`` CPUs is started for this command and stopped after it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from ..compare import prepare, result_problem, shared_settings, trained_result
+from ..io import DirLock, run_name, write_json_atomic, write_text_atomic
+from .plan import Plan
+from .run import _open, _share_start, _wait_lock, finished_in, record_plan, shard_units, train_dir
+
+# Fault injection for the test that kills a worker mid-run: when this variable names a file that does not exist,
+# the first task to reach the end of its first training step creates the file and ends its process at once.
+DIE_ONCE_ENV = "GRPO_LAB_RAY_DIE_ONCE"
+
+
+def _die_once_callback(marker: str):
+    from transformers import TrainerCallback
+
+    class DieOnce(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            os._exit(17)  # no cleanup, no exception: as a worker killed from outside
+
+    return DieOnce()
+
+
+def train_task(base, method: str, seed: int, start: dict, expected: dict | None) -> dict:
+    """One run on a Ray worker (a plain function, made a remote task by :func:`run_on_ray`): trained in a
+    temporary directory, then ``{"result": ..., "metrics": the per-step JSONL text, "host", "seconds"}``."""
+    import socket
+
+    marker = os.environ.get(DIE_ONCE_ENV)
+    callbacks = (_die_once_callback(marker),) if marker and not os.path.exists(marker) else ()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="grpo-lab-ray-") as tmp:
+        res = trained_result(Path(tmp), base, method, seed, start, expected, progress=False, callbacks=callbacks)
+        jsonl = Path(tmp) / "metrics" / f"{run_name(method, seed)}.jsonl"
+        metrics = jsonl.read_text() if jsonl.is_file() else None
+    return {"result": res, "metrics": metrics, "host": socket.gethostname(),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
+    """Write a result that came back from a worker into ``directory`` (the arm's training directory), after the
+    checks a result read from disk passes; a result that fails them is refused, naming the run, and nothing of it
+    is written. The metrics go first, the result last (a result file present means its run is complete)."""
+    res = sent.get("result")
+    name = run_name(arm.method, seed)
+    try:
+        why = result_problem(res, arm.method, seed, shared_settings(arm.config))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        why = f"cannot be read as a result ({type(e).__name__}: {str(e)[:160]})"
+    if why is None and res.get("fingerprint") != _fingerprint(arm.config):
+        why = f"carries another settings fingerprint ({res.get('fingerprint')})"
+    if why is not None:
+        raise ValueError(f"{arm.name} seed {seed}: the result sent back {why}; not written")
+    (directory / "results").mkdir(parents=True, exist_ok=True)
+    if sent.get("metrics") is not None:
+        (directory / "metrics").mkdir(parents=True, exist_ok=True)
+        write_text_atomic(directory / "metrics" / f"{name}.jsonl", sent["metrics"])
+    return write_json_atomic(directory / "results" / f"{name}.json", res)
+
+
+def _fingerprint(config) -> str:
+    from ..io import fingerprint
+
+    return fingerprint(shared_settings(config))
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("--executor ray needs Ray: pip install 'grpo-lab[ray]' (or pip install ray)") from None
+    return ray
+
+
+def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: int | None = None,
+               retries: int = 1, echo=print) -> dict:
+    """Train the runs of ``plan`` (this shard's) that are missing, one Ray task each; return ``{"trained": [...],
+    "finished": [...], "failed": [...]}`` (labels ``"<arm> seed <s>"``). Raises at the end, naming them, when any run
+    failed; the runs that finished are written and kept."""
+    ray = _ray()
+    mine = [(n, s) for n, s in shard_units(plan, shard) if finished_in(plan, plan.arms[n], s) is None]
+    dirs: dict[Path, list] = {}
+    for name, _ in mine:
+        d = train_dir(plan, plan.arms[name]).resolve()
+        dirs.setdefault(d, [])
+    prepared = {}
+    for d in dirs:
+        lock = _wait_lock(d, echo)
+        try:
+            conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
+            _share_start(plan, d, conf, echo)
+            prepared[d] = prepare(d, conf, echo)  # (start, expected): the start is evaluated here if no arm has it
+        finally:
+            lock.__exit__(None, None, None)
+    from ..compare import is_finished
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    trained, done, failed, locks, pending = [], [], [], {}, {}
+    try:
+        gpus = ray.cluster_resources().get("GPU", 0) > 0
+        env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "TOKENIZERS_PARALLELISM": "false",
+               **({DIE_ONCE_ENV: os.environ[DIE_ONCE_ENV]} if os.environ.get(DIE_ONCE_ENV) else {})}
+        task = ray.remote(train_task).options(num_cpus=1, num_gpus=1 if gpus else 0, max_retries=retries,
+                                              retry_exceptions=False, runtime_env={"env_vars": env})
+        for name, seed in mine:
+            arm = plan.arms[name]
+            d = train_dir(plan, arm).resolve()
+            label = f"{arm.name} seed {seed}"
+            lock = DirLock(d / "locks" / run_name(arm.method, seed))
+            try:
+                lock.__enter__()
+            except RuntimeError as e:
+                if "in use by process" not in str(e):
+                    raise
+                echo(f"{label}: another process is training it ({e}); skipped here")
+                continue
+            locks[label] = lock
+            if is_finished(d, arm.config, arm.method, seed, echo):
+                done.append(label)
+                continue
+            start, expected = prepared[d]
+            pending[task.remote(arm.config, arm.method, seed, start, expected)] = (arm, seed, d, label)
+        total = len(pending)
+        where = "a local cluster" if started_here and not address else (address or "the cluster already joined")
+        res = ray.cluster_resources()
+        echo(f"{total} run(s) sent to Ray ({where}: {res.get('CPU', 0):g} CPU(s), {res.get('GPU', 0):g} GPU(s)); "
+             f"each asks for 1 CPU{' and 1 GPU' if gpus else ''}")
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            arm, seed, d, label = pending.pop(ready[0])
+            try:
+                sent = ray.get(ready[0])
+                keep(d, arm, seed, sent)
+                record_plan(plan, d, arm.method, seed)
+                trained.append(label)
+                echo(f"{label}: trained on {sent.get('host')} in {sent.get('seconds')} s and written "
+                     f"({len(trained) + len(failed)}/{total})")
+            except Exception as e:  # a run that failed is named, the others go on; nothing of it is written
+                failed.append(label)
+                last = str(e).strip().splitlines()[-1][:300] if str(e).strip() else ""
+                echo(f"{label}: FAILED ({type(e).__name__}: {last}); nothing of it written")
+    finally:
+        for lock in locks.values():
+            lock.__exit__(None, None, None)
+        for d in dirs:
+            for empty in sorted((d / "locks").glob("*"), reverse=True) + [d / "locks"]:
+                try:
+                    empty.rmdir()
+                except OSError:
+                    pass
+        if started_here:
+            ray.shutdown()
+    if failed:
+        raise RuntimeError(f"study run --executor ray: {len(failed)} run(s) failed: {', '.join(failed)}; the "
+                           f"{len(trained)} finished run(s) are kept: run again to train the rest")
+    return {"trained": trained, "finished": done, "failed": failed}
