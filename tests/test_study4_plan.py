@@ -21,7 +21,29 @@ def test_study_4s_base_is_study_3s():
 def test_study_4_reads_study_3s_runs_and_trains_the_40_its_plan_budgets():
     s = Study.load(PLAN4)
     assert not [(n, a.refused) for n, a in s.data.items() if a.refused]
-    assert s.done == 32  # study 3's lr 1e-4 and 3e-4 arms (6 seeds) and its lr 1e-3 seeds 0-3
+    own = len(list((PLAN4.parent / "runs").glob("*/results/*.json")))  # study 4's own runs, as they land
+    assert s.done == 32 + own  # + study 3's lr 1e-4 and 3e-4 arms (6 seeds) and its lr 1e-3 seeds 0-3
     plan = read_plan(PLAN4)
     todo = [(n, seed) for n, seed in units(plan) if finished_in(plan, plan.arms[n], seed) is None]
     assert len(todo) == 40 and {seed for n, seed in todo if n.endswith("1e-3")} == {4, 5}
+
+
+def test_the_paper_scale_plan_is_read_offline_and_keeps_the_papers_settings():
+    """Issue 57, item 6: the paper-scale plan (not run here) is tracked, `grpo-lab study status` reads it without the
+    hub, and its base keeps the paper's stated settings; its arms are study 4's rate grid and the paper's optimizer."""
+    from grpo_lab.cli import main
+
+    paper = PLAN4.parent / "paper-scale" / "plan.toml"
+    plan = read_plan(paper)
+    base = plan.arms["sign-1e-4"].config
+    assert (base.policy, base.task, base.group_size, base.steps, base.lora_r, base.lora_alpha) == (
+        "Qwen/Qwen3.5-9B", "gsm8k", 4, 200, 64, 128)
+    assert sorted({s for a in plan.arms.values() for s in a.seeds}) == list(range(7))
+    rates4 = {a.config.learning_rate for a in read_plan(PLAN4).arms.values() if a.config.lr_scheduler == "constant"}
+    assert {a.config.learning_rate for a in plan.arms.values() if a.config.lr_scheduler == "constant"} == rates4
+    opt = plan.arms["sign-paper"].config
+    assert (opt.learning_rate, opt.lr_scheduler, opt.adam_beta2, opt.adam_epsilon, opt.max_grad_norm) == (
+        1e-6, "cosine", 0.95, 1e-8, 1.0)
+    s = Study.load(paper)
+    assert s.done == 0 and len(units(plan)) == 84
+    assert main(["study", "status", str(paper)]) == 0
