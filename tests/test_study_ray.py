@@ -47,9 +47,12 @@ def reference(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(tmp_path_factory):
+    """A local cluster of 2 CPUs, and the one path the fault injection watches: one value of the variable for the
+    whole module, so every call has the same runtime environment and reuses the workers that are alive (each new
+    worker imports torch and TRL again)."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
+    yield tmp_path_factory.mktemp("fault") / "died"
     ray.shutdown()
 
 
@@ -60,7 +63,8 @@ def test_ray_writes_what_local_workers_write_and_a_killed_worker_is_retried(tmp_
     from grpo_lab.study.on_ray import DIE_ONCE_ENV, run_on_ray
 
     plan = tiny_plan(tmp_path / "ray")
-    marker = tmp_path / "died"
+    marker = cluster
+    marker.unlink(missing_ok=True)  # armed: the first run to finish a step ends its worker
     monkeypatch.setenv(DIE_ONCE_ENV, str(marker))
     said = []
     out = run_on_ray(read_plan(plan), retries=1, echo=said.append)
@@ -81,7 +85,8 @@ def test_a_run_that_fails_is_named_nothing_of_it_is_written_and_a_rerun_trains_i
     from grpo_lab.study.on_ray import DIE_ONCE_ENV, run_on_ray
 
     plan = tiny_plan(tmp_path / "ray")
-    monkeypatch.setenv(DIE_ONCE_ENV, str(tmp_path / "died"))
+    cluster.unlink(missing_ok=True)  # armed
+    monkeypatch.setenv(DIE_ONCE_ENV, str(cluster))
     said = []
     with pytest.raises(RuntimeError, match=r"1 run\(s\) failed: (grpo|sign) seed [01]; the 3 finished") as err:
         run_on_ray(read_plan(plan), retries=0, echo=said.append)
@@ -91,7 +96,7 @@ def test_a_run_that_fails_is_named_nothing_of_it_is_written_and_a_rerun_trains_i
     assert not (base / "results" / f"{name}.json").exists() and not (base / "metrics" / f"{name}.jsonl").exists()
     assert len(list((base / "results").glob("*.json"))) == 3
     assert any("FAILED" in m and f"{failed[0]} seed {failed[1]}" in m for m in said)
-    monkeypatch.delenv(DIE_ONCE_ENV)
+    assert cluster.is_file()  # spent: the rerun (same environment, so the live worker is reused) kills nothing
     again = run_on_ray(read_plan(plan), echo=said.append)
     assert again["trained"] == [f"{failed[0]} seed {failed[1]}"]  # exactly the missing one
     assert results(plan.parent) == reference
