@@ -710,10 +710,11 @@ def rough_runtime(cfg: RunConfig, backend: str, gpu_name: str) -> tuple[float, s
     factor = next((v for k, v in SLOWER_THAN_H100.items() if k in gpu_name), None)
     known = factor is not None
     factor = factor if known else 10.0
-    size = policy_params_m(cfg.policy)
+    on_disk = local_params_m(cfg.policy)  # the safetensors headers read once
+    size = on_disk if on_disk is not None else policy_params_m(cfg.policy)
     params = size if size is not None else ASSUMED_PARAMS_M
     where = ("assumed: neither its name nor its files give a size" if size is None else
-             "from the model's files" if local_params_m(cfg.policy) is not None else "from the name")
+             "from the model's files" if on_disk is not None else "from the name")
     tokens = cfg.prompts_per_step * cfg.group_size * cfg.max_completion_length
     per_step = step_seconds_h100(params, tokens)
     if backend != "unsloth":

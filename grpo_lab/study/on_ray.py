@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..compare import prepare, result_problem, shared_settings, trained_result
-from ..io import DirLock, run_name, write_json_atomic, write_text_atomic
+from ..compare import is_finished, result_problem, shared_settings, trained_result
+from ..io import DirLock, fingerprint, run_name, write_json_atomic, write_text_atomic
 from .plan import Plan
-from .run import _open, _share_start, _wait_lock, finished_in, record_plan, shard_units, train_dir
+from .run import finished_in, prepare_dirs, record_plan, remove_lock_dirs, shard_units, train_dir
 
 # Fault injection for the test that kills a worker mid-run: when this variable names a file that does not exist,
 # the first task to reach the end of its first training step creates the file and ends its process at once.
@@ -78,7 +78,7 @@ def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
         why = result_problem(res, arm.method, seed, shared_settings(arm.config))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         why = f"cannot be read as a result ({type(e).__name__}: {str(e)[:160]})"
-    if why is None and res.get("fingerprint") != _fingerprint(arm.config):
+    if why is None and res.get("fingerprint") != fingerprint(shared_settings(arm.config)):
         why = f"carries another settings fingerprint ({res.get('fingerprint')})"
     if why is not None:
         raise ValueError(f"{arm.name} seed {seed}: the result sent back {why}; not written")
@@ -87,12 +87,6 @@ def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
         (directory / "metrics").mkdir(parents=True, exist_ok=True)
         write_text_atomic(directory / "metrics" / f"{name}.jsonl", sent["metrics"])
     return write_json_atomic(directory / "results" / f"{name}.json", res)
-
-
-def _fingerprint(config) -> str:
-    from ..io import fingerprint
-
-    return fingerprint(shared_settings(config))
 
 
 def _ray():
@@ -110,21 +104,7 @@ def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: i
     failed; the runs that finished are written and kept."""
     ray = _ray()
     mine = [(n, s) for n, s in shard_units(plan, shard) if finished_in(plan, plan.arms[n], s) is None]
-    dirs: dict[Path, list] = {}
-    for name, _ in mine:
-        d = train_dir(plan, plan.arms[name]).resolve()
-        dirs.setdefault(d, [])
-    prepared = {}
-    for d in dirs:
-        lock = _wait_lock(d, echo)
-        try:
-            conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
-            _share_start(plan, d, conf, echo)
-            prepared[d] = prepare(d, conf, echo)  # (start, expected): the start is evaluated here if no arm has it
-        finally:
-            lock.__exit__(None, None, None)
-    from ..compare import is_finished
-
+    prepared = prepare_dirs(plan, mine, echo)  # the start is evaluated here if no directory of the study has it
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
@@ -140,7 +120,8 @@ def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: i
             arm = plan.arms[name]
             d = train_dir(plan, arm).resolve()
             label = f"{arm.name} seed {seed}"
-            lock = DirLock(d / "locks" / run_name(arm.method, seed))
+            lock_dir = d / "locks" / run_name(arm.method, seed)
+            lock = DirLock(lock_dir)
             try:
                 lock.__enter__()
             except RuntimeError as e:
@@ -148,7 +129,7 @@ def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: i
                     raise
                 echo(f"{label}: another process is training it ({e}); skipped here")
                 continue
-            locks[label] = lock
+            locks[label] = (lock, lock_dir)
             if is_finished(d, arm.config, arm.method, seed, echo):
                 done.append(label)
                 continue
@@ -174,14 +155,9 @@ def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: i
                 last = str(e).strip().splitlines()[-1][:300] if str(e).strip() else ""
                 echo(f"{label}: FAILED ({type(e).__name__}: {last}); nothing of it written")
     finally:
-        for lock in locks.values():
+        for lock, lock_dir in locks.values():
             lock.__exit__(None, None, None)
-        for d in dirs:
-            for empty in sorted((d / "locks").glob("*"), reverse=True) + [d / "locks"]:
-                try:
-                    empty.rmdir()
-                except OSError:
-                    pass
+            remove_lock_dirs(lock_dir)
         if started_here:
             ray.shutdown()
     if failed:

@@ -145,34 +145,20 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     if worker is not None:
         w, n = worker
         mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
-    groups: dict[Path, list] = {}
-    for name, _ in mine:
-        arm = plan.arms[name]
-        d = train_dir(plan, arm).resolve()
-        if arm not in groups.setdefault(d, []):
-            groups[d].append(arm)
     if workers > 1 and worker is None:  # no more processes (each importing torch) than runs left to train
         if left < workers:
             echo(f"{left} run(s) left to train: {max(left, 1)} worker(s), not {workers}")
             workers = max(left, 1)
     spawning = workers > 1 and worker is None
-    prepared = {}
-    for d, arms in groups.items():
-        lock = _wait_lock(d, echo)
-        try:
-            conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
-            if not spawning:  # the start's evaluation loads the model: the workers do it, not the parent
-                _share_start(plan, d, conf, echo)
-                prepared[d] = (conf, *prepare(d, conf, echo))
-        finally:
-            lock.__exit__(None, None, None)
+    # the start's evaluation loads the model: with --workers the workers do it, not the parent
+    prepared = prepare_dirs(plan, mine, echo, evaluate=not spawning)
     if spawning:
         return _spawn(plan, shard, workers, echo)
     trained, done = [], []
     for name, seed in mine:
         arm = plan.arms[name]
         d = train_dir(plan, arm).resolve()
-        conf, start, expected = prepared[d]
+        start, expected = prepared[d]
         label = f"{arm.name} seed {seed}"
         lock_dir = d / "locks" / run_name(arm.method, seed)
         try:
@@ -190,12 +176,37 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
             if "in use by process" not in str(e):
                 raise
             echo(f"{label}: another process is training it ({e}); skipped here")
-        for empty in (lock_dir, lock_dir.parent):  # the lock files are gone with their owners; so are their folders
-            try:
-                empty.rmdir()
-            except OSError:
-                pass
+        remove_lock_dirs(lock_dir)
     return {"trained": trained, "finished": done}
+
+
+def prepare_dirs(plan: Plan, units_: list[tuple[str, int]], echo, evaluate: bool = True) -> dict:
+    """Open each training directory these (arm, seed) units need, once, under the directory's lock: created or
+    checked against the plan (:func:`_open`, with every arm that trains there); with ``evaluate``, the start's
+    evaluation shared from a sibling directory or made (:func:`_share_start`, compare's ``prepare``). Returns
+    ``{directory: (start, expected trainer settings)}`` (empty without ``evaluate``). For ``study run``'s local
+    workers and for ``--executor ray``."""
+    prepared = {}
+    for d in dict.fromkeys(train_dir(plan, plan.arms[name]).resolve() for name, _ in units_):
+        lock = _wait_lock(d, echo)
+        try:
+            conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
+            if evaluate:
+                _share_start(plan, d, conf, echo)
+                prepared[d] = prepare(d, conf, echo)
+        finally:
+            lock.__exit__(None, None, None)
+    return prepared
+
+
+def remove_lock_dirs(lock_dir: Path) -> None:
+    """Remove a run's lock folder and the ``locks/`` folder above it once empty (the lock files are gone with
+    their owners; so are their folders)."""
+    for empty in (lock_dir, lock_dir.parent):
+        try:
+            empty.rmdir()
+        except OSError:
+            pass
 
 
 def plan_record(directory: Path, method: str, seed: int) -> Path:
