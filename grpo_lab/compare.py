@@ -212,9 +212,10 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         return "no history of logged steps"
     if not simulated and not _is_number(res.get("train_seconds"), 0):
         return "no training time"
-    for i, h in enumerate(hist):  # issue 58: a reward the report would average must be a reward
-        if "reward" in h and not _is_number(h["reward"], 0, 1):
-            return f"history step {i} has reward {h['reward']!r}, not a fraction between 0 and 1"
+    for i, h in enumerate(hist):  # issue 58: a reward or share the report would average must be one
+        for key in ("reward", "starvation/acr", "starvation/frac_nonzero_adv"):
+            if key in h and not _is_number(h[key], 0, 1):
+                return f"history step {i} has {key} {h[key]!r}, not a fraction between 0 and 1"
     steps = [h.get("step") for h in hist]
     if all(isinstance(x, int) and not isinstance(x, bool) for x in steps) and \
             any(b <= a for a, b in zip(steps, steps[1:])):  # a step logged twice would be averaged twice

@@ -241,8 +241,14 @@ class GrpoLabMixin:
         rewards[unscorable] = torch.nan
         mode = "train" if self.model.training else "eval"
         G = self.num_generations if mode == "train" else self.num_generations_eval
+        ctl = self.estimator_options.get("controller")
+        seen = len(ctl.history) if isinstance(ctl, AVSPOController) else None
         adv = compute_advantages(rewards.float().cpu(), G, self.estimator, **self.estimator_options)
         adv = adv.to(output["advantages"].device, output["advantages"].dtype)
+        if seen is not None and len(ctl.history) > seen:  # AVSPO's gate as it acted on this batch (issue 59)
+            _, threshold, active, k = ctl.history[-1]
+            for name, v in (("threshold", threshold), ("active", float(active)), ("k", float(k))):
+                self._metrics[mode][f"avspo/{name}"].append(float(v))
         n_local = len(inputs)
         start = self.accelerator.process_index * n_local
         output["advantages"] = adv[start:start + n_local]

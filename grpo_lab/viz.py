@@ -551,6 +551,22 @@ def erank_vs_group_size(Gs, panels: dict, reference: float | None = 2.0, title: 
     return fig
 
 
+def runs_scatter(points: dict, xlabel: str, ylabel: str, title: str | None = None, note: str | None = None) -> Figure:
+    """One dot per run, ``points[method] = [(x, y), ...]``, one colour per method (the study engine's correlations
+    across runs, issue 59). ``note``: a line in the legend's title (e.g. Pearson's r and its interval)."""
+    fig, ax = _fig(height=3.6, title=title or f"{ylabel} against {xlabel}")
+    for label, pts in points.items():
+        if not pts:
+            continue
+        x, y = (np.asarray(v, dtype=float) for v in zip(*pts))
+        st = style(label)
+        ax.scatter(x, y, s=18, color=st["color"], marker=st["marker"], label=f"{label} ({x.size} runs)", alpha=0.85)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, title=note, title_fontsize=7)
+    return fig
+
+
 def count_bars(counts, xlabel: str, ylabel: str, title: str | None = None) -> Figure:
     """Bars of counts indexed 0 … len-1 (``grpo-lab inspect``)."""
     fig, ax = _fig(height=3.0, title=title or f"{ylabel} by {xlabel}")

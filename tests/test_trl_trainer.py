@@ -51,6 +51,33 @@ def test_advantages_are_the_estimators(tmp_path, estimator):
                                                                       estimator))
 
 
+def test_avspo_in_the_trainer_carries_its_controller_across_steps(tmp_path):
+    """Issue 59's canary: the paper's AVSPO inside the trainer is stateful (its ACR threshold adapts between
+    batches). A trainer that rebuilt the controller each step, or dropped it, would train every batch at the
+    starting threshold and silently be another method: the controller must see every batch, in order, and the
+    advantages used must be avspo's at the threshold the controller held for that batch."""
+    from grpo_lab.advantages import avspo
+
+    batches = [[0, 0, 0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1]]
+    pattern = iter(batches)
+
+    def scripted(prompts, completions, **kwargs):
+        return [float(x) for x in next(pattern)]
+
+    tr = run(tmp_path, "avspo", scripted, steps=3)
+    ctl = tr.estimator_options["controller"]
+    assert [round(a, 6) for a, *_ in ctl.history] == [0.5, 1.0, 1.0]  # one entry per batch, in order
+    assert [active for _, _, active, _ in ctl.history] == [False, True, True]  # ACR 0.5 is not above 0.5
+    assert ctl.history[2][1] == pytest.approx(0.9 * 0.5 + 0.1 * 1.0)  # the threshold moved after batch 2
+    used = ctl.history[2][1]
+    expect = avspo(torch.tensor(batches[2], dtype=torch.float32), G, threshold=used)
+    torch.testing.assert_close(tr.last_advantages, expect.reshape(tr.last_advantages.shape))
+    assert bool((tr.last_advantages != 0).all())  # the all-fail group learns: the treatment took
+    logged = [h for h in tr.state.log_history if "avspo/active" in h]  # the gate reaches the run's log, per step
+    assert [h["avspo/active"] for h in logged] == [0.0, 1.0, 1.0] and [h["avspo/k"] for h in logged] == [0, 4, 4]
+    assert logged[2]["avspo/threshold"] == pytest.approx(0.55)
+
+
 def test_unknown_estimator_is_refused():
     with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'"):
         trainer_class()(model=None, estimator="ppo")

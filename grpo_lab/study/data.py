@@ -53,9 +53,11 @@ def recorded_fingerprint(cfg: dict) -> str:
 
 
 def plan_measures(plan: Plan) -> list:
-    """Every measure the plan reads from a run: primary, secondary, each comparison's, the selections'."""
+    """Every measure the plan reads from a run: primary, secondary, each comparison's, the selections', the
+    curves' and the correlations'."""
     out = [plan.primary, *plan.secondary, *(s.measure for s in [*plan.comparisons, *plan.exploratory]),
-           *(sel.by for sel in plan.selections.values())]
+           *(sel.by for sel in plan.selections.values()), *(c.measure for c in plan.curves),
+           *(m for c in plan.correlations for m in (c.x, c.y))]
     return list({m.text: m for m in out}.values())
 
 
@@ -189,6 +191,7 @@ class Study:
         self.readings = readings.families(self, self.conventions)
         self.exploratory = [readings.read(self, s, self.conventions) for s in plan.exploratory]
         self.curves = [readings.curve(self, c) for c in plan.curves]
+        self.correlations = [readings.correlation(self, c) for c in plan.correlations]
 
     @classmethod
     def load(cls, path) -> "Study":

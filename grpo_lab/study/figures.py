@@ -46,6 +46,23 @@ def draw(study: Study) -> None:
         fig.savefig(p.home / curve_file(i, cr.curve))
 
 
+    from ..viz import runs_scatter
+
+    for i, co in enumerate(study.correlations):  # issue 59: one dot per run, e.g. ACR against pass@1
+        if not co.n:
+            continue
+        note = (f"Pearson r = {co.r:+.2f} [{co.lo:+.2f}, {co.hi:+.2f}] over {co.n} runs" if co.r is not None
+                else co.why_not)
+        fig = runs_scatter(co.points, xlabel=co.correlation.x.text, ylabel=co.correlation.y.text,
+                           title=f"{p.title} — {co.correlation.label}", note=note)
+        fig.savefig(p.home / correlation_file(i))
+
+
+def correlation_file(i: int) -> str:
+    """The figure of the plan's ``i``-th correlation."""
+    return f"correlation-{i + 1}.png"
+
+
 def curve_file(i: int, cv) -> str:
     """The figure of the plan's ``i``-th curve: ``curve-<x>.png`` (``curve-<x>-<i>.png`` after the first)."""
     return f"curve-{cv.x}.png" if i == 0 else f"curve-{cv.x}-{i + 1}.png"

@@ -69,6 +69,29 @@ def _reward(result: dict, k: int) -> float:
     return float(np.mean([h["reward"] for h in result["history"]]))
 
 
+def _logged(result: dict, key: str) -> np.ndarray:
+    """A training-log series, one value per logged step; a run that never logged it cannot give it (KeyError)."""
+    vals = [h[key] for h in result["history"] if key in h]
+    if not vals:
+        raise KeyError(f"{key} (its training log has no such entry: logged by grpo_lab.trl.StarvationCallback)")
+    return np.asarray(vals, dtype=float)
+
+
+def _acr(result: dict, k: int) -> float:
+    """The Advantage Collapse Rate over training (arXiv 2605.21125): the mean over logged steps of the share of
+    groups whose rewards are all equal (``starvation/acr``, :func:`grpo_lab.starvation.collapse_rate`). It reads
+    the rewards sampled, so it is the same quantity for every estimator: AVSPO's virtual rewards do not enter it."""
+    return float(_logged(result, "starvation/acr").mean())
+
+
+def _zero_adv(result: dict, k: int) -> float:
+    """The share of completions trained with a zero advantage (no gradient), averaged over logged steps:
+    ``1 - starvation/frac_nonzero_adv``, read from the advantages the estimator actually used. For GRPO and
+    Dr.GRPO with 0/1 rewards it equals :func:`_acr` (a homogeneous group is exactly a group with no signal);
+    AVSPO lowers it wherever its virtual rewards give a homogeneous group a signal, Sign makes it 0."""
+    return float(1.0 - _logged(result, "starvation/frac_nonzero_adv").mean())
+
+
 METRICS: dict[str, Metric] = {}
 
 
@@ -82,6 +105,8 @@ register_metric(Metric("pass@k", "eval", True, _pass_at, _pass_at_se, _pass_at_e
 register_metric(Metric("greedy", "eval", True, lambda ev, k: float(ev["greedy"]),
                        lambda ev, k: 0.0))  # greedy decoding of one model is deterministic: no sampling error
 register_metric(Metric("reward", "history", True, _reward))
+register_metric(Metric("acr", "history", True, _acr))
+register_metric(Metric("zero-adv", "history", True, _zero_adv))
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,14 @@ except ImportError:  # pragma: no cover - Python 3.10
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
             "hypotheses",
             "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
-            "corrections", "extras", "outputs", "curves"}
+            "corrections", "extras", "outputs", "curves", "correlations"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
 PAIRINGS = ("none", "seed")
 ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "analysis", "comparisons", "exploratory",
-                 "hypotheses", "manipulation", "curves")
-LATER_KEYS = ("curves",)  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
+                 "hypotheses", "manipulation", "curves", "correlations")
+LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
 
@@ -90,6 +90,17 @@ class Curve:
 
 
 @dataclass(frozen=True)
+class Correlation:
+    """An exploratory reading across runs (issue 59): each finished run of ``arms`` is one point
+    ``(x, y)``, two of its measures (e.g. the Advantage Collapse Rate over training against the final pass@1,
+    arXiv 2605.21125's predictor); read as Pearson's r with its 95% interval, and R². It draws no verdict."""
+    x: Measure
+    y: Measure
+    arms: tuple
+    label: str
+
+
+@dataclass(frozen=True)
 class Hypothesis:
     """A named hypothesis the plan reads on one planned comparison (``test``, its label): supported when that
     comparison separates after the correction with ``predicts`` (``"a"`` or ``"b"``) ahead; its size rule refutes
@@ -136,6 +147,7 @@ class Plan:
     extras: str | None
     outputs: list
     raw: dict = field(repr=False, default_factory=dict)
+    correlations: list = field(default_factory=list)
 
     @property
     def home(self) -> Path:
@@ -482,6 +494,19 @@ def read_plan(path) -> Plan:
             raise PlanError(f"{where}: the arms it reads do not vary {x} (all {values[0]!r}): no curve to draw")
         meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
         curves.append(Curve(x, meas, tuple(members_), _need(c, "label", str, where, f"{meas.text} against {x}")))
+    correlations = []
+    for where, c in _tables(raw, "correlations", w, {"x", "y", "arms", "label"},
+                            "a correlation is a table with x (a measure of each run)"):
+        mx = parse_measure(_need(c, "x", str, where), tasks, where)
+        my = parse_measure(c["y"], tasks, where) if "y" in c else primary
+        if mx.text == my.text:
+            raise PlanError(f"{where}: x and y are the same measure ({mx.text}): a correlation of 1 by construction")
+        members_ = _need(c, "arms", list, where, list(arms))
+        unknown = [a for a in members_ if a not in arms]
+        if unknown or not members_:
+            raise PlanError(f"{where}: arms {unknown or members_} are not arms of the plan ({', '.join(arms)})")
+        correlations.append(Correlation(mx, my, tuple(members_),
+                                        _need(c, "label", str, where, f"{mx.text} against {my.text}, across runs")))
     hypotheses = []
     for where, h in _tables(raw, "hypotheses", w, {"name", "says", "test", "predicts", "size", "interval", "margin"},
                             "a hypothesis is a table with name and test"):
@@ -570,6 +595,9 @@ def read_plan(path) -> Plan:
         can_give(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}")
     for name, m in manipulation.items():
         can_give(m, [name], f"{w}: [manipulation]")
+    for co in correlations:
+        for m in (co.x, co.y):
+            can_give(m, list(co.arms), f"{w}: correlation {co.label!r}")
     owned = {path, *((path.parent / raw["plan"]).resolve() for _ in [0] if isinstance(raw.get("plan"), str)),
              *(d for ds in resolved.values() for d in ds),
              *(p.resolve() for ex in [raw.get("extras")] if isinstance(ex, str) for p in [path.parent / ex])}
@@ -583,6 +611,6 @@ def read_plan(path) -> Plan:
                 hypotheses=hypotheses,
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
-                extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw)
+                extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations)
 
 

@@ -412,3 +412,55 @@ def curve(study, cv) -> CurveReading:
             m, lo, hi = float(v[0]), None, None
         lines.setdefault(label, []).append((getattr(arm.config, cv.x), float(m), lo, hi, len(v)))
     return CurveReading(cv, {k: sorted(pts) for k, pts in lines.items()})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Correlations across runs (exploratory, issue 59)
+# ---------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class CorrelationReading:
+    """A :class:`~grpo_lab.study.plan.Correlation` as read: ``points`` maps a method to its runs' ``(x, y)``;
+    ``r`` is Pearson's correlation over every point with its 95% interval (Fisher's z, ``scipy.stats.pearsonr``'s
+    ``confidence_interval``), or ``why_not`` says why it cannot be read."""
+    correlation: object
+    points: dict
+    n: int = 0
+    r: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    p: float | None = None
+    why_not: str | None = None
+
+    @property
+    def r2(self) -> float | None:
+        return None if self.r is None else self.r ** 2
+
+
+def correlation(study, co) -> CorrelationReading:
+    """Each finished run of the correlation's arms is a point (its ``x`` and ``y`` measures); Pearson's r over all
+    of them. A run is one point whatever its arm, so the reading mixes the arms' differences with the differences
+    within an arm: it describes, it does not say what causes what. Fisher's interval needs at least 4 runs."""
+    from scipy import stats as sps
+
+    points: dict = {}
+    for a in co.arms:
+        arm = study.plan.arms[a]
+        xs, ys = study.values(a, co.x), study.values(a, co.y)
+        for seed in sorted(set(xs) & set(ys)):
+            points.setdefault(arm.method, []).append((float(xs[seed]), float(ys[seed])))
+    out = CorrelationReading(co, points)
+    flat = [pt for pts in points.values() for pt in pts]
+    out.n = len(flat)
+    if out.n < 4:
+        out.why_not = f"{out.n} finished run(s): an interval for r needs at least 4"
+        return out
+    x, y = (np.asarray(v, dtype=float) for v in zip(*flat))
+    for name, v, m in (("x", x, co.x), ("y", y, co.y)):
+        if not stats.spread(v):
+            out.why_not = f"cannot tell: every run has the same {m.text} ({v[0]:.4g})"
+            return out
+    res = sps.pearsonr(x, y)
+    ci = res.confidence_interval(0.95)
+    out.r, out.p, out.lo, out.hi = float(res.statistic), float(res.pvalue), float(ci.low), float(ci.high)
+    return out

@@ -10,7 +10,7 @@ from .. import stats
 from ..io import write_text_atomic
 from ..report import md_table
 from .data import Study, git_history
-from .figures import curve_file, draw
+from .figures import correlation_file, curve_file, draw
 from .measures import Measure
 from .plan import Plan, PlanError
 from .run import _rel
@@ -128,6 +128,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
                       + (" " + cw if cw else ""))
         md += [""]
     md += curve_sections(study)
+    md += correlation_sections(study)
     md += robustness_section(study)
     md += extra_sections or []
     md += ["## Deviations from the plan", ""]
@@ -170,6 +171,27 @@ def curve_sections(study: Study) -> list:
             md += ["", f"![{cv.label}, one line per method]({curve_file(i, cv)})"]
         md += [""]
     return md
+
+
+def correlation_sections(study: Study) -> list:
+    """Each ``[[correlations]]`` reading: Pearson's r across runs with its interval, R², and its figure
+    (exploratory, no verdict)."""
+    if not study.correlations:
+        return []
+    md = ["## Correlations across runs (exploratory: one point per run, no verdict)", "",
+          "Each finished run is one point; Pearson's r over all of them with its 95% interval (Fisher's z), and R². "
+          "The arms' own differences are part of it: it describes how the two measures move together over these "
+          "runs, not what causes what.", ""]
+    rows = []
+    for co in study.correlations:
+        c = co.correlation
+        what = (f"{co.r:+.3f} [{co.lo:+.3f}, {co.hi:+.3f}]" if co.r is not None else co.why_not)
+        rows.append([c.label, c.x.text, c.y.text, str(co.n), what, "—" if co.r2 is None else f"{co.r2:.3f}"])
+    md += md_table(["reading", "x", "y", "runs", "Pearson r [95%]", "R²"], rows)
+    for i, co in enumerate(study.correlations):
+        if co.n:
+            md += ["", f"![{co.correlation.label}, one dot per run]({correlation_file(i)})"]
+    return md + [""]
 
 
 def verdict_line(study: Study, link: str, form: str = "verdict") -> str:
