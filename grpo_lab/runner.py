@@ -4,7 +4,8 @@
 
     config          the RunConfig, as a dict
     history         per logged step: step, reward, frac_reward_zero_std, grad_norm, loss, starvation/...,
-                    update/step_norm and update/from_start, kl and kl/* (with a KL penalty)
+                    update/step_norm and update/from_start, kl and kl/* (with a KL penalty), avspo/* (AVSPO's
+                    gate per step: threshold, active, k)
     eval            greedy, greedy_by_level, n_samples, correct (per problem), levels, pass_at_k {k: mean}
     train_seconds, backend, backend_why, weights, device, threads, dtype (the weights' dtype), dtype_why
     completions       training completions generated (with dynamic sampling, every round's)
@@ -599,7 +600,7 @@ def _eval_batch(system: str | None) -> int:
 
 def _history(log_history) -> list[dict]:
     return [{k: v for k, v in row.items()
-             if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/", "generation/", "update/", "kl/"))}
+             if k in HISTORY_KEYS or k.startswith(("starvation/", "sampling/", "generation/", "update/", "kl/", "avspo/"))}
             for row in log_history if "reward" in row]
 
 

@@ -76,6 +76,10 @@ def test_avspo_in_the_trainer_carries_its_controller_across_steps(tmp_path):
     logged = [h for h in tr.state.log_history if "avspo/active" in h]  # the gate reaches the run's log, per step
     assert [h["avspo/active"] for h in logged] == [0.0, 1.0, 1.0] and [h["avspo/k"] for h in logged] == [0, 4, 4]
     assert logged[2]["avspo/threshold"] == pytest.approx(0.55)
+    from grpo_lab.runner import _history  # a run's result keeps them (a smoke on SmolLM2 found them dropped)
+
+    kept = _history(tr.state.log_history)
+    assert [h["avspo/k"] for h in kept] == [0, 4, 4]
 
 
 def test_unknown_estimator_is_refused():
