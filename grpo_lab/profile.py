@@ -164,9 +164,25 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
                 generation=cfg.generation, generation_dtype=cfg.generation_dtype, grader=grader_version()))
             if bar is not None:
                 bar.update(len(part))
+            done = todo.index(i) + 1
+            if done < len(todo):  # issue 61: how long this machine will take, said after the first chunk
+                left = sum(sizes[j] for j in todo[done:])
+                echo(_pace_line(secs, len(part), left, cfg, threads, info.dtype, new_tokens))
         if bar is not None:
             bar.close()
     return write_profile_report(out, cfg, conf, share)
+
+
+def _pace_line(secs: float, problems: int, left: int, cfg: RunConfig, threads: int, dtype: str,
+               new_tokens: int) -> str:
+    """What a chunk took on this machine and what the rest will take at that pace (issue 61: a profile says how long
+    it will run where it runs, since the project's machines differ by several-fold)."""
+    per = secs / max(problems, 1)
+    eta = per * left / 60
+    return (f"pace on this machine ({threads} thread(s), {dtype}, {cfg.generation}): {secs:.0f} s for {problems} "
+            f"problems x {cfg.eval_samples} samples ({new_tokens / max(secs, 1e-9):.0f} new tokens/s), so about "
+            f"{eta:.0f} min for the {left} problems left; a shorter profile: --problems N (each problem "
+            f"{per:.0f} s here), or stop it and finish later with --resume")
 
 
 def chunk_problems(data, size: int, n: int) -> str | None:

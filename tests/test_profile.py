@@ -60,6 +60,8 @@ def test_profile_writes_a_report_and_resumes_to_the_same_numbers(tmp_path, capsy
     assert "smallest G" in report and "arXiv 2605.07689" in report and (out / "profile.png").stat().st_size > 5000
     full = read_profile(out)
     assert full["n_problems"] == 20 and set(full["degenerate"]) == {"2", "4"}
+    said = capsys.readouterr().out  # after the first of two chunks: the pace here and the time left (issue 61)
+    assert said.count("pace on this machine") == 1 and "for the 4 problems left" in said and "--problems N" in said
     # an interruption after the first chunk, then a resume: the same numbers
     chunks = sorted((out / "chunks").glob("*.json"))
     assert len(chunks) == 2
