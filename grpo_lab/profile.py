@@ -45,6 +45,7 @@ from .stats import mean_ci
 GS = (2, 4, 8, 16)
 KS = (1, 2, 4, 8, 16, 32, 64)
 CHUNK = 16  # problems per chunk file
+PILOT = True  # a one-chunk profile first samples one problem alone, to say how long it will take (issue 61)
 # arXiv 2605.07689 (Qwen3.5-9B, GSM8K): what the profile is set beside
 PAPER = {"degenerate_G4": 0.69, "measured_G2": 0.90, "iid_G2": 0.56}
 PROFILE_KEYS = ("policy", "task", "data", "eval_problems", "eval_samples", "eval_seed", "max_completion_length",
@@ -146,6 +147,11 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
 
             bar = tqdm(total=sum(len(prompted[i * CHUNK:(i + 1) * CHUNK]) for i in todo), desc="problems",
                        unit="problem")  # the last chunk may be short: the bar ends at 100%
+        if PILOT and len(todo) == 1 and sizes[todo[0]] > 1:  # one chunk (--quick): no pace to read before its end, so a pilot
+            first = prompted[todo[0] * CHUNK]
+            t0 = time.perf_counter()
+            sample([first.prompt], cfg.eval_samples, max_new_tokens=cfg.max_completion_length, seed=cfg.eval_seed)
+            echo(_pilot_line(time.perf_counter() - t0, sizes[todo[0]], cfg, threads, info.dtype))
         for i in todo:
             part = prompted[i * CHUNK:(i + 1) * CHUNK]
             t0 = time.perf_counter()
@@ -183,6 +189,14 @@ def _pace_line(secs: float, problems: int, left: int, cfg: RunConfig, threads: i
             f"problems x {cfg.eval_samples} samples ({new_tokens / max(secs, 1e-9):.0f} new tokens/s), so about "
             f"{eta:.0f} min for the {left} problems left; a shorter profile: --problems N (each problem "
             f"{per:.0f} s here), or stop it and finish later with --resume")
+
+
+def _pilot_line(secs: float, problems: int, cfg: RunConfig, threads: int, dtype: str) -> str:
+    """A one-chunk profile's forecast from one problem sampled alone first (its samples are not used: every call
+    reseeds the sampler, so the profile's own samples are the same with or without the pilot)."""
+    return (f"pilot on this machine ({threads} thread(s), {dtype}, {cfg.generation}): one problem x "
+            f"{cfg.eval_samples} samples took {secs:.1f} s, so the {problems} problems will take at most about "
+            f"{secs * problems / 60:.1f} min (sampled together they go faster); a shorter profile: --problems N")
 
 
 def chunk_problems(data, size: int, n: int) -> str | None:

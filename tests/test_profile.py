@@ -183,3 +183,19 @@ def test_a_profile_resumes_where_the_dtype_is_the_checkpoints_own(tmp_path, caps
         main(["profile", "--resume", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert "sampled with dtype bfloat16" in err and "loads the weights in float32" in err
+
+
+def test_a_one_chunk_profile_forecasts_its_time_from_a_pilot_that_changes_no_sample(tmp_path, capsys, monkeypatch):
+    """Issue 61, item 5: --quick's 8 problems are one chunk, so no pace could be said before the end; a pilot of one
+    problem says it first. Every sampler call reseeds, so the profile's numbers are those of a profile without it."""
+    import grpo_lab.profile as prof
+
+    args = ["profile", "--problems", "8", "--samples", "4", "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    said = capsys.readouterr().out
+    assert "pilot on this machine" in said and "the 8 problems will take at most about" in said
+    monkeypatch.setattr(prof, "PILOT", False)
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    assert "pilot" not in capsys.readouterr().out
+    a, b = (read_profile(next((tmp_path / x).glob("profile-*"))) for x in "ab")
+    assert a["degenerate"] == b["degenerate"] and a["pass_at_k"] == b["pass_at_k"]
