@@ -291,7 +291,8 @@ def study(path: Path, data_dir: str, steps: int, estimator: str = "sign", lr: fl
     print("RESULT " + json.dumps(dict(
         kind="study-run", backend=res["backend"], why=res["backend_why"], device=res["device"], dtype=res.get("dtype"),
         estimator=estimator, learning_rate=lr, steps=steps, completions=steps * cfg.prompts_per_step * cfg.group_size,
-        settings={k: getattr(cfg, k) for k in STUDY3_BASE},
+        settings={k: getattr(cfg, k) for k in (*STUDY3_BASE, "eval_distinct")},
+        prompts_sampled=(ev.get("sampling") or {}).get("prompts_sampled"),
         train_s=round(res["train_seconds"], 1), eval_s=round(res.get("eval_seconds", float("nan")), 1),
         wall_s=round(time.perf_counter() - t0, 1), first_step_s=round(stamps[1] - stamps[0], 1) if len(stamps) > 1
         else None, eval_problems=len(ev.get("correct", [])), greedy=ev.get("greedy"),
@@ -320,6 +321,8 @@ def main(argv=None) -> int:
     ap.add_argument("--estimator", default=None, help="run: grpo; study: sign (at study 3's lr 3e-4)")
     ap.add_argument("--eval-problems", type=int, default=None, help="run: 32; study: 500 (study 3's)")
     ap.add_argument("--validation", type=int, default=64, help="study with --eval-problems: validation problems")
+    ap.add_argument("--eval-distinct", action="store_true", help="study: each distinct test problem sampled once "
+                    "(RunConfig.eval_distinct, study 5's evaluation)")
     ap.add_argument("--lr", type=float, default=2e-3, help="canary: the learning rate (large, so the adapter moves)")
     ap.add_argument("--no-compile", action="store_true", help="Unsloth: skip compilation (unsloth_compile=False)")
     ap.add_argument("--cache", default=None, help="Unsloth: a compile-cache directory shared between processes")
@@ -339,7 +342,8 @@ def main(argv=None) -> int:
         if not a.data:
             ap.error("study needs --data")
         study(Path(a.path), a.data, a.steps or 64, a.estimator or "sign",
-              **({"eval_problems": a.eval_problems, "validation_problems": a.validation} if a.eval_problems else {}))
+              **({"eval_problems": a.eval_problems, "validation_problems": a.validation} if a.eval_problems else {}),
+              **({"eval_distinct": True} if a.eval_distinct else {}))
         return 0
     a.path, a.steps, a.estimator = Path(a.path), a.steps or 20, a.estimator or "grpo"
     a.eval_problems = a.eval_problems or 32

@@ -166,3 +166,17 @@ def test_the_study_command_copies_study_3s_base_settings():
     gc = _canary_module()
     base = tomllib.loads((ROOT / "docs/results/smollm2-study3/plan.toml").read_text())["base"]
     assert {k: base[k] for k in gc.STUDY3_BASE} == gc.STUDY3_BASE
+
+
+def test_the_study_command_passes_study_5s_evaluation_only_when_asked(monkeypatch):
+    """`--eval-distinct` reaches the run's config as `eval_distinct=True` (study 5's evaluation, timed on the H200 of
+    2026-11-27), and without it the run keeps study 3's evaluation: a flag dropped on the way would time the wrong
+    evaluation on a GPU draw nobody can repeat cheaply."""
+    gc = _canary_module()
+    calls = []
+    monkeypatch.setattr(gc, "study", lambda *a, **k: calls.append((a, k)))
+    common = ["study", "/tmp/model", "--data", "d", "--eval-problems", "500", "--validation", "64"]
+    assert gc.main(common + ["--eval-distinct"]) == 0 and gc.main(common) == 0
+    assert calls[0][1] == {"eval_problems": 500, "validation_problems": 64, "eval_distinct": True}
+    assert calls[1][1] == {"eval_problems": 500, "validation_problems": 64}
+    assert calls[0][0][2:] == (64, "sign")  # study 3's steps and estimator by default
