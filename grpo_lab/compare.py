@@ -36,7 +36,7 @@ from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint,  # noqa: F401 (new_run_dir:
                  new_run_dir, read_json, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
-from .report import verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
+from .report import duration, verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
 
 
@@ -399,19 +399,15 @@ def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, 
     per_run = first_s + (steps - 1) * (then_s if then_s is not None else first_s)
     steps_text = f"first step {first_s:.1f} s" + (f", then {then_s:.1f} s a step" if then_s is not None else "")
     total = (per_run + (eval_s or 0.0)) / max(1, workers)
-    line = (f"pace on this machine ({where}): {steps_text}, so about {_minutes(per_run)} of training per run"
-            + (f" and {_minutes(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
+    line = (f"pace on this machine ({where}): {steps_text}, so about {duration(per_run)} of training per run"
+            + (f" and {duration(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
                " (evaluation not included: the start's was read from disk)")
-            + f"; about {_minutes(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left"
+            + f"; about {duration(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left"
             + (f" across {workers} workers" if workers > 1 else "") + ", training and evaluation")
     if advice and total * runs_left > 600 and steps > 1:  # more than ten minutes: say what would shorten it
         line += (f". Shorter: --steps {max(1, steps // 2)} halves the training, fewer --seeds or --estimators cut "
                  "whole runs, --eval-problems scales the evaluation")
     return line
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, workers: int = 1, advice: bool = True):

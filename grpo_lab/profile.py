@@ -37,7 +37,7 @@ import numpy as np
 from .config import RunConfig
 from .io import DirLock, fingerprint, read_json, write_json_atomic, write_text_atomic
 from .passk import pass_at_k_curve
-from .report import md_table
+from .report import duration, md_table
 from .runner import apply_threads, as_prompted, eval_problems, policy_adapter, run_dtype, system_prompt
 from .starvation import degenerate_per_problem
 from .stats import mean_ci
@@ -152,7 +152,7 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
             t0 = time.perf_counter()
             sample([first.prompt], cfg.eval_samples, max_new_tokens=cfg.max_completion_length, seed=cfg.eval_seed)
             echo(_pilot_line(time.perf_counter() - t0, sizes[todo[0]], cfg, threads, info.dtype))
-        for i in todo:
+        for done, i in enumerate(todo, 1):
             part = prompted[i * CHUNK:(i + 1) * CHUNK]
             t0 = time.perf_counter()
             cut: list = []
@@ -170,7 +170,6 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
                 generation=cfg.generation, generation_dtype=cfg.generation_dtype, grader=grader_version()))
             if bar is not None:
                 bar.update(len(part))
-            done = todo.index(i) + 1
             if done < len(todo):  # issue 61: how long this machine will take, said after the first chunk
                 left = sum(sizes[j] for j in todo[done:])
                 echo(_pace_line(secs, len(part), left, cfg, threads, info.dtype, new_tokens))
@@ -184,10 +183,9 @@ def _pace_line(secs: float, problems: int, left: int, cfg: RunConfig, threads: i
     """What a chunk took on this machine and what the rest will take at that pace (issue 61: a profile says how long
     it will run where it runs, since the project's machines differ by several-fold)."""
     per = secs / max(problems, 1)
-    eta = per * left / 60
     return (f"pace on this machine ({threads} thread(s), {dtype}, {cfg.generation}): {secs:.0f} s for {problems} "
             f"problems x {cfg.eval_samples} samples ({new_tokens / max(secs, 1e-9):.0f} new tokens/s), so about "
-            f"{eta:.0f} min for the {left} problems left; a shorter profile: --problems N (each problem "
+            f"{duration(per * left)} for the {left} problems left; a shorter profile: --problems N (each problem "
             f"{per:.0f} s here), or stop it and finish later with --resume")
 
 
@@ -196,7 +194,7 @@ def _pilot_line(secs: float, problems: int, cfg: RunConfig, threads: int, dtype:
     reseeds the sampler, so the profile's own samples are the same with or without the pilot)."""
     return (f"pilot on this machine ({threads} thread(s), {dtype}, {cfg.generation}): one problem x "
             f"{cfg.eval_samples} samples took {secs:.1f} s, so the {problems} problems will take at most about "
-            f"{secs * problems / 60:.1f} min (sampled together they go faster); a shorter profile: --problems N")
+            f"{duration(secs * problems)} (sampled together they go faster); a shorter profile: --problems N")
 
 
 def chunk_problems(data, size: int, n: int) -> str | None:

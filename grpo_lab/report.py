@@ -22,6 +22,12 @@ from .starvation import start_starvation, summarize_rows
 from .stats import fmt_ci, mean_ci, mean_ci_columns
 
 
+def duration(seconds: float) -> str:
+    """A time for a person: seconds under a minute and a half, else minutes (the pace lines of ``compare``,
+    ``study run`` and ``profile``: a 40 s forecast must not read "about 1 min", nor "0 min")."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
 def md_table(header, rows) -> list[str]:
     """The lines of a markdown table: ``header`` (cell texts), a separator, one line per row of ``rows``
     (each a sequence of cells, written with ``str``). A row of another width than the header is an error."""

@@ -371,7 +371,8 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
         x = np.asarray(xs, dtype=float)
         shifted = x * 10 ** (dodge * (i - (n - 1) / 2)) if log else \
             x + dodge * (np.ptp(x) or 1.0) * (i - (n - 1) / 2)
-        ax.errorbar(shifted, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"], ms=3,
+        ax.errorbar(shifted, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"],
+                    ms=5 if j else 3, mfc="white" if j else st["color"],  # a second series: hollow, larger markers
                     capsize=2, label=_same_as(label, m, seen))
     if log:
         ax.set_xscale("log")

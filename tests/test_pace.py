@@ -43,3 +43,19 @@ def test_a_study_workers_pace_counts_the_runs_shared_and_gives_no_flags():
     two = pace_line(60.0, 20.0, steps=64, runs_left=8, eval_s=600.0, where="CPU", workers=2, advice=False)
     assert "about 256 min for the 8 runs left, training" in one  # (1,320 + 600) x 8 = 15,360 s
     assert "about 128 min for the 8 runs left across 2 workers" in two and "Shorter" not in two
+
+
+def test_short_forecasts_say_seconds_not_zero_minutes():
+    """A profile's pace and pilot lines once printed "about 0 min" for a forecast of under half a minute; every pace
+    line now says a time under a minute and a half in seconds (grpo_lab.report.duration)."""
+    from grpo_lab.config import RunConfig
+    from grpo_lab.profile import _pace_line, _pilot_line
+    from grpo_lab.report import duration
+
+    assert [duration(s) for s in (0.4, 40, 89.4, 90, 600)] == ["0 s", "40 s", "89 s", "2 min", "10 min"]
+    cfg = RunConfig(eval_samples=8)
+    pace = _pace_line(8.0, 8, 4, cfg, 1, "float32", 400)  # 1 s a problem, 4 left
+    assert "about 4 s for the 4 problems left" in pace and "0 min" not in pace
+    pilot = _pilot_line(1.5, 8, cfg, 1, "float32")
+    assert "at most about 12 s" in pilot and "0.2 min" not in pilot
+    assert "at most about 20 min" in _pilot_line(150.0, 8, cfg, 1, "float32")

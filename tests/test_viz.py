@@ -163,6 +163,20 @@ def test_a_sweep_shows_two_bars_where_two_methods_have_the_same_value():
     assert list(ax.get_xticks()) == xs
 
 
+def test_a_second_series_of_one_estimator_keeps_its_colour_and_looks_different():
+    """Study 4's curve: Sign at constant rates and Sign under the paper's optimizer (one point) shared a colour and a
+    3-point marker, so the single point could not be told from the line's. A second series of an estimator keeps the
+    colour (one colour per estimator) with another marker, drawn hollow and larger."""
+    fig = viz.sweep([1e-4, 3e-4], {"sign": [(0.1, 0.05, 0.15), (0.5, 0.4, 0.6)],
+                                   "sign, adam_beta2 0.95": [(float("nan"),) * 3, (0.15, 0.1, 0.2)]},
+                    "learning rate", "pass@1")
+    assert_readable(fig)
+    first, second = (c.lines[0] for c in fig.axes[0].containers)
+    assert first.get_color() == second.get_color()
+    assert first.get_marker() != second.get_marker() and second.get_markersize() > first.get_markersize()
+    assert second.get_markerfacecolor() == "white" != first.get_markerfacecolor()
+
+
 def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
     arms = {"grpo": [0.70, 0.72, 0.68], "sign": [0.66, 0.69, 0.71]}
     for se, band in ((0.01, True), (None, False), (0.0, False)):

@@ -8,7 +8,7 @@ from .data import Study
 def draw(study: Study) -> None:
     """The study's figures: each arm's primary measure per seed (dots), with its mean and interval, beside its
     start; and every comparison's interval (planned, then exploratory)."""
-    from ..viz import comparison_intervals, arms_per_seed
+    from ..viz import arms_per_seed, comparison_intervals, runs_scatter, sweep
 
     p = study.plan
     arms = {a.arm.label: list(study.values(n).values()) for n, a in study.data.items()}
@@ -29,7 +29,6 @@ def draw(study: Study) -> None:
     fig = comparison_intervals(rows, margin=p.margin, xlabel=f"difference (a − b), {100 * (1 - p.alpha):.4g}% interval before correction",
                                title=f"{p.title} — the comparisons")
     fig.savefig(p.home / "comparisons.png")
-    from ..viz import sweep
 
     for i, cr in enumerate(study.curves):  # issue 57: a measure against one setting, one line per method
         if not cr.lines:
@@ -44,9 +43,6 @@ def draw(study: Study) -> None:
                     n_seeds=seeds[0] if len(seeds) == 1 else None, log=all(x > 0 for x in xs),
                     clip=(0.0, 1.0) if cr.curve.measure.metric.fraction else None)
         fig.savefig(p.home / curve_file(i, cr.curve))
-
-
-    from ..viz import runs_scatter
 
     for i, co in enumerate(study.correlations):  # issue 59: one dot per run, e.g. ACR against pass@1
         if not co.n:

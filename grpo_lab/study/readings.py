@@ -456,7 +456,7 @@ def correlation(study, co) -> CorrelationReading:
         out.why_not = f"{out.n} finished run(s): an interval for r needs at least 4"
         return out
     x, y = (np.asarray(v, dtype=float) for v in zip(*flat))
-    for name, v, m in (("x", x, co.x), ("y", y, co.y)):
+    for v, m in ((x, co.x), (y, co.y)):
         if not stats.spread(v):
             out.why_not = f"cannot tell: every run has the same {m.text} ({v[0]:.4g})"
             return out
