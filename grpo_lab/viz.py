@@ -366,14 +366,14 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
         key = str(label).split(",")[0].split(" ")[0]  # a second series of one estimator: its colour, another line
         j = used.get(key, 0)
         used[key] = j + 1
-        if j:
-            st.update(ls=("-", "--", ":", "-.")[j % 4], marker=("o", "s", "^", "D")[j % 4])
+        st.update(ms=3, mfc=st["color"])
+        if j:  # a second series: another line, hollow and larger markers
+            st.update(ls=("-", "--", ":", "-.")[j % 4], marker=("o", "s", "^", "D")[j % 4], ms=5, mfc="white")
         x = np.asarray(xs, dtype=float)
         shifted = x * 10 ** (dodge * (i - (n - 1) / 2)) if log else \
             x + dodge * (np.ptp(x) or 1.0) * (i - (n - 1) / 2)
         ax.errorbar(shifted, m, yerr=[m - lo, hi - m], color=st["color"], ls=st["ls"], marker=st["marker"],
-                    ms=5 if j else 3, mfc="white" if j else st["color"],  # a second series: hollow, larger markers
-                    capsize=2, label=_same_as(label, m, seen))
+                    ms=st["ms"], mfc=st["mfc"], capsize=2, label=_same_as(label, m, seen))
     if log:
         ax.set_xscale("log")
     ax.set_xticks(list(xs), [f"{x:g}" for x in xs])

@@ -270,7 +270,8 @@ STUDY3_BASE = dict(steps=64, prompts_per_step=4, group_size=4, max_completion_le
                    train_problems=4000, eval_problems=500, eval_samples=8, validation_problems=64, disjoint=True)
 
 
-def study(path: Path, data_dir: str, steps: int, estimator: str = "sign", lr: float = 3e-4, **override) -> None:
+def study(path: Path, data_dir: str, steps: int, estimator: str = "sign", lr: float = 3e-4, compile: bool = True,
+          cache: str | None = None, **override) -> None:
     """One run at study 3's settings (``STUDY3_BASE``, its plan's base less the policy, task and the CPU's engine
     and threads) on the local model ``path`` and the GSM8K-format problems in ``data_dir``, under the machine's
     default backend; prints STEP lines, then a RESULT line with training and evaluation seconds."""
@@ -281,7 +282,7 @@ def study(path: Path, data_dir: str, steps: int, estimator: str = "sign", lr: fl
     from grpo_lab.runner import train
 
     if choose_backend("auto")[0] == "unsloth":
-        _unsloth_first(True, None)
+        _unsloth_first(compile, cache)
     stamp, stamps = _step_stamps()
     cfg = RunConfig(**{**STUDY3_BASE, "steps": steps, **override}, policy=str(path), task="gsm8k", data=data_dir,
                     estimator=estimator, learning_rate=lr, seed=0)
@@ -341,7 +342,7 @@ def main(argv=None) -> int:
     if a.cmd == "study":
         if not a.data:
             ap.error("study needs --data")
-        study(Path(a.path), a.data, a.steps or 64, a.estimator or "sign",
+        study(Path(a.path), a.data, a.steps or 64, a.estimator or "sign", compile=not a.no_compile, cache=a.cache,
               **({"eval_problems": a.eval_problems, "validation_problems": a.validation} if a.eval_problems else {}),
               **({"eval_distinct": True} if a.eval_distinct else {}))
         return 0

@@ -177,6 +177,10 @@ def test_the_study_command_passes_study_5s_evaluation_only_when_asked(monkeypatc
     monkeypatch.setattr(gc, "study", lambda *a, **k: calls.append((a, k)))
     common = ["study", "/tmp/model", "--data", "d", "--eval-problems", "500", "--validation", "64"]
     assert gc.main(common + ["--eval-distinct"]) == 0 and gc.main(common) == 0
-    assert calls[0][1] == {"eval_problems": 500, "validation_problems": 64, "eval_distinct": True}
-    assert calls[1][1] == {"eval_problems": 500, "validation_problems": 64}
+    unsloth = {"compile": True, "cache": None}
+    assert calls[0][1] == {**unsloth, "eval_problems": 500, "validation_problems": 64, "eval_distinct": True}
+    assert calls[1][1] == {**unsloth, "eval_problems": 500, "validation_problems": 64}
     assert calls[0][0][2:] == (64, "sign")  # study 3's steps and estimator by default
+    # Unsloth's compile options reach the study command too (before the 09:28 draw it accepted and ignored them)
+    assert gc.main(common + ["--no-compile", "--cache", "/tmp/c"]) == 0
+    assert calls[2][1] == {"compile": False, "cache": "/tmp/c", "eval_problems": 500, "validation_problems": 64}

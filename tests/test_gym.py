@@ -110,3 +110,22 @@ def test_a_bad_gsm8k_line_is_named(tmp_path, line, match):
     assert str(f) in str(e.value)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         make_problems("gsm8k", None, data=str(tmp_path / "missing.jsonl"))
+
+
+def test_a_missing_dependency_of_reasoning_gym_is_named_not_reasoning_gym(tmp_path, monkeypatch):
+    """On the GPU draw of 2026-11-27 reasoning-gym was installed but two of its dependencies were not, and the error
+    said to install reasoning-gym. The message names the module that failed; a package truly absent keeps its own."""
+    import sys
+
+    from grpo_lab.tasks.gym import _import_gym
+
+    pkg = tmp_path / "reasoning_gym"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import no_such_dependency_of_the_gym\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reasoning_gym", raising=False)
+    with pytest.raises(RuntimeError, match="installed but does not import.*no_such_dependency_of_the_gym"):
+        _import_gym()
+    monkeypatch.setitem(sys.modules, "reasoning_gym", None)  # what an absent package raises: its own name
+    with pytest.raises(RuntimeError, match="need the reasoning-gym package"):
+        _import_gym()

@@ -102,6 +102,19 @@ def test_a_run_that_fails_is_named_nothing_of_it_is_written_and_a_rerun_trains_i
     assert results(plan.parent) == reference
 
 
+def test_a_share_of_a_gpu_is_refused_where_the_cluster_has_none(tmp_path, cluster):
+    """--gpus-per-run on a cluster without GPUs would leave every task waiting for a resource that never comes."""
+    from grpo_lab.study import read_plan
+    from grpo_lab.study.on_ray import run_on_ray
+
+    plan = tiny_plan(tmp_path / "s")
+    with pytest.raises(ValueError, match="gpus_per_run=0.25, but the Ray cluster has no GPUs"):
+        run_on_ray(read_plan(plan), gpus_per_run=0.25, echo=lambda *_: None)
+    with pytest.raises(ValueError, match=r"share of one GPU in \(0, 1\]"):
+        run_on_ray(read_plan(plan), gpus_per_run=1.5)
+    assert not list((tmp_path / "s").rglob("*.json*"))  # refused before anything is evaluated or trained
+
+
 def test_a_result_sent_back_is_checked_before_it_is_written(tmp_path, reference):
     """The driver writes only a result that passes the checks a result read from disk passes."""
     from grpo_lab.study import read_plan
@@ -127,14 +140,18 @@ def test_the_cli_passes_ray_its_cluster_and_refuses_mixed_options(tmp_path, monk
 
     plan = tiny_plan(tmp_path / "s")
     seen = {}
-    monkeypatch.setattr(on_ray, "run_on_ray", lambda p, shard, address, num_cpus: seen.update(
-        shard=shard, address=address, cpus=num_cpus) or {"trained": [], "finished": [], "failed": []})
+    monkeypatch.setattr(on_ray, "run_on_ray", lambda p, shard, address, num_cpus, gpus_per_run: seen.update(
+        shard=shard, address=address, cpus=num_cpus, gpus=gpus_per_run) or {"trained": [], "finished": [],
+                                                                             "failed": []})
     assert main(["study", "run", str(plan), "--executor", "ray", "--workers", "3", "--shard", "2/4",
                  "--no-report"]) == 0
-    assert seen == {"shard": (2, 4), "address": None, "cpus": 3}
-    assert main(["study", "run", str(plan), "--executor", "ray", "--address", "auto", "--no-report"]) == 0
-    assert seen["address"] == "auto"
-    with pytest.raises(SystemExit) as refused:  # a usage error, named
-        main(["study", "run", str(plan), "--address", "auto", "--no-report"])
-    assert refused.value.code == 2
+    assert seen == {"shard": (2, 4), "address": None, "cpus": 3, "gpus": None}
+    assert main(["study", "run", str(plan), "--executor", "ray", "--address", "auto", "--gpus-per-run", "0.25",
+                 "--no-report"]) == 0
+    assert seen["address"] == "auto" and seen["gpus"] == 0.25
+    for bad in (["--address", "auto"], ["--gpus-per-run", "0.5"],  # Ray's options without Ray
+                ["--executor", "ray", "--gpus-per-run", "0"], ["--executor", "ray", "--gpus-per-run", "2"]):
+        with pytest.raises(SystemExit) as refused:  # a usage error, named
+            main(["study", "run", str(plan), *bad, "--no-report"])
+        assert refused.value.code == 2, bad
     shutil.rmtree(tmp_path / "s")

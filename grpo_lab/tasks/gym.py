@@ -42,7 +42,10 @@ GYM_SYSTEM_PROMPT = ("Given a problem, your task is to answer the question by th
 def _import_gym():
     try:
         import reasoning_gym
-    except ImportError:
+    except ImportError as e:
+        if getattr(e, "name", None) != "reasoning_gym":  # installed, but something it imports is missing or broken
+            raise RuntimeError(f"reasoning-gym is installed but does not import: {e} (a module it needs); reinstall it "
+                               "with its dependencies: pip install --force-reinstall reasoning-gym") from e
         raise RuntimeError("reasoning-gym tasks need the reasoning-gym package: pip install 'grpo-lab[real]' "
                            "(or pip install reasoning-gym)") from None
     return reasoning_gym
