@@ -31,6 +31,8 @@ class Metric:
     read: object  # callable: (evaluation or result, k) -> float
     start_se: object = None  # callable: (evaluation, k) -> float, the start's sampling standard error
     per_problem: object = None  # callable: (evaluation, k) -> array, the score of each evaluation draw (bootstrap)
+    floor: float | None = None  # the least value it can take (a norm's 0), where its interval is cut (a fraction: 0)
+    about: str = ""  # what it is, for a report's legend
 
 
 def _pass_at(ev: dict, k: int) -> float:
@@ -92,6 +94,22 @@ def _zero_adv(result: dict, k: int) -> float:
     return float(1.0 - _logged(result, "starvation/frac_nonzero_adv").mean())
 
 
+def _tenth(result: dict, key: str, which: str) -> float:
+    """The mean of a training-log series over its first or last tenth of logged steps (at least one step)."""
+    v = _logged(result, key)
+    n = max(1, v.size // 10)
+    return float(v[:n].mean() if which == "first" else v[-n:].mean())
+
+
+def _length(result: dict, k: int) -> float:
+    """Tokens per completion generated, averaged over steps (``sampling/tokens / sampling/completions``)."""
+    per = [h["sampling/tokens"] / h["sampling/completions"] for h in result["history"]
+           if h.get("sampling/completions") and "sampling/tokens" in h]
+    if not per:
+        raise KeyError("sampling/tokens (its training log has no completion lengths)")
+    return float(np.mean(per))
+
+
 METRICS: dict[str, Metric] = {}
 
 
@@ -107,6 +125,26 @@ register_metric(Metric("greedy", "eval", True, lambda ev, k: float(ev["greedy"])
 register_metric(Metric("reward", "history", True, _reward))
 register_metric(Metric("acr", "history", True, _acr))
 register_metric(Metric("zero-adv", "history", True, _zero_adv))
+# The training log's per-step quantities (issue 57, item 4: what tells "learns slowly" from "collapses"), for a
+# plan's `steps` table: descriptive, one number per run.
+register_metric(Metric("grad-norm", "history", False, lambda r, k: float(_logged(r, "grad_norm").mean()),
+                       floor=0.0, about="the gradient norm before clipping, mean over steps"))
+register_metric(Metric("step-size", "history", False, lambda r, k: float(_logged(r, "update/step_norm").mean()),
+                       floor=0.0, about="the size of one update of the trained weights, ‖θ_t − θ_(t−1)‖, mean over "
+                       "steps"))
+register_metric(Metric("from-start", "history", False, lambda r, k: float(_logged(r, "update/from_start")[-1]),
+                       floor=0.0, about="the trained weights' distance from the start after the last step, "
+                       "‖θ_T − θ_0‖"))
+register_metric(Metric("reward-first", "history", True, lambda r, k: _tenth(r, "reward", "first"),
+                       about="the training reward over the first tenth of steps"))
+register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "reward", "last"),
+                       about="the training reward over the last tenth of steps"))
+register_metric(Metric("length", "history", False, _length, floor=0.0,
+                       about="tokens per completion generated in training, mean over steps"))
+register_metric(Metric("adam-near-eps", "history", True,
+                       lambda r, k: float(_logged(r, "update/adam_near_eps").mean()),
+                       about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
+                       "being invariant to the gradient's scale), mean over steps"))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from ..compare import shared_settings
 from ..config import PER_RUN, RunConfig, method_key
 from ..io import fingerprint
 from ..stats import DFS
-from .measures import Measure, PlanError, parse_measure
+from .measures import METRICS, Measure, PlanError, parse_measure
 
 try:  # Python 3.11+; tomli is the same parser for 3.10
     import tomllib
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
             "hypotheses",
             "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
-            "corrections", "extras", "outputs", "curves", "correlations"}
+            "corrections", "extras", "outputs", "curves", "correlations", "steps"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
@@ -37,6 +37,9 @@ PAIRINGS = ("none", "seed")
 ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "analysis", "comparisons", "exploratory",
                  "hypotheses", "manipulation", "curves", "correlations")
 LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
+# Not in the fingerprint: deviations, corrections, extras, outputs (what pages carry), and `steps` (a descriptive
+# table of training-log quantities: it reads no comparison and draws no verdict, so adding one after the runs does
+# not mark them as trained under another analysis; git's history of the plan file still shows the edit).
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
 
@@ -148,6 +151,7 @@ class Plan:
     outputs: list
     raw: dict = field(repr=False, default_factory=dict)
     correlations: list = field(default_factory=list)
+    steps: list = field(default_factory=list)  # Measures read from the training log, tabled per arm (descriptive)
 
     @property
     def home(self) -> Path:
@@ -559,6 +563,16 @@ def read_plan(path) -> Plan:
         if out["form"] not in FORMS:
             raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
         outputs.append(out)
+    steps = []
+    for i, text in enumerate(_need(raw, "steps", list, w, [])):
+        m = parse_measure(text, tasks, f"{w}: steps[{i}]")
+        if m.metric.source != "history":
+            raise PlanError(f"{w}: steps[{i}]: {m.text} is read from an evaluation; `steps` tables the training "
+                            "log's quantities (" + ", ".join(n for n, x in METRICS.items() if x.source == "history")
+                            + "): put an evaluation's measure in [measures]")
+        if any(x.text == m.text for x in steps):
+            raise PlanError(f"{w}: steps[{i}]: {m.text} is listed twice")
+        steps.append(m)
     budget = raw.get("budget_hours")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
                                or not math.isfinite(budget) or budget <= 0):
@@ -611,6 +625,7 @@ def read_plan(path) -> Plan:
                 hypotheses=hypotheses,
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
-                extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations)
+                extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations,
+                steps=steps)
 
 

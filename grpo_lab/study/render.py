@@ -128,6 +128,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
                       + (" " + cw if cw else ""))
         md += [""]
     md += curve_sections(study)
+    md += step_sections(study)
     md += correlation_sections(study)
     md += robustness_section(study)
     md += extra_sections or []
@@ -171,6 +172,40 @@ def curve_sections(study: Study) -> list:
             md += ["", f"![{cv.label}, one line per method]({curve_file(i, cv)})"]
         md += [""]
     return md
+
+
+def step_sections(study: Study) -> list:
+    """The plan's ``steps``: per arm, each training-log quantity's mean over the arm's finished seeds with a 95%
+    t-interval (n − 1 df), cut at what the quantity can take; descriptive, no verdict. A run whose log lacks one
+    (a quantity logged only since some version) is left out of that cell, and the arms short of it are named."""
+    if not study.plan.steps:
+        return []
+    md = ["## Per-step quantities (descriptive: what the training logs show, no verdict)", "",
+          "Each cell: one number per run, summarised from its training log as the legend says; the arm's mean over "
+          "its finished seeds with a 95% t-interval (the arm's n − 1 degrees of freedom).", ""]
+    rows, short = [], {}
+    for name, a in study.data.items():
+        row = [a.arm.label, str(len(a.runs))]
+        for m in study.plan.steps:
+            got = {}
+            for seed, r in a.runs.items():
+                try:
+                    got[seed] = m.of(r)
+                except KeyError:
+                    short.setdefault(m.text, {}).setdefault(name, []).append(seed)
+            lo = 0.0 if m.metric.fraction else m.metric.floor
+            row.append(stats.fmt_ci(list(got.values()), clip=None if lo is None else
+                                    (lo, 1.0 if m.metric.fraction else float("inf"))) if got else "—")
+        rows.append(row)
+    md += md_table(["arm", "runs", *(m.text for m in study.plan.steps)], rows)
+    md += ["", *(f"- `{m.text}`: {m.metric.about or m.metric.name}." for m in study.plan.steps)]
+    for text, arms in short.items():
+        md.append(f"- `{text}` is not in the training log of {sum(map(len, arms.values()))} run(s), left out of "
+                  "their arms' cells: " + "; ".join(
+                      f"{name} " + ("(all its runs)" if len(seeds) == len(study.data[name].runs)
+                                    else "seed" + ("s " if len(seeds) > 1 else " ") + ", ".join(map(str, seeds)))
+                      for name, seeds in arms.items()) + ".")
+    return md + [""]
 
 
 def correlation_sections(study: Study) -> list:

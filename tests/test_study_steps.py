@@ -1,0 +1,124 @@
+"""Issue 57, item 4: a plan's `steps` table, the training log's quantities per arm (the gradient norm, the update's
+size, the distance from the start, the reward's rise, the completion length, Adam's ε share): descriptive, outside
+the analysis fingerprint, every cell computed from the runs' own logs."""
+
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from grpo_lab.compare import write_config
+from grpo_lab.config import RunConfig
+from grpo_lab.io import run_name, write_json_atomic
+from grpo_lab.study import PlanError, Study, read_plan, recorded_fingerprint
+from grpo_lab.study.render import step_sections
+from grpo_lab.study.run import train_dir
+
+from test_study import BASE, evaluation
+
+PLAN = """title = "Steps"
+seeds = [0, 1, 2]
+{steps}
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 10
+eval_samples = 4
+
+[arms.grpo]
+method = "grpo"
+
+[arms.sign]
+method = "sign"
+
+[measures]
+primary = "pass@1"
+
+[[comparisons]]
+a = "sign"
+b = "grpo"
+"""
+STEPS = 'steps = ["grad-norm", "from-start", "reward-first", "reward-last", "length", "adam-near-eps"]'
+
+
+def history(scale: float, rise: float, near: bool, n: int = 20) -> list:
+    """A run's log: grad_norm = scale * (1 + step/n), reward from 0.1 to 0.1 + rise, 30 tokens a completion."""
+    out = []
+    for t in range(n):
+        h = {"reward": 0.1 + rise * t / (n - 1), "grad_norm": scale * (1 + t / n), "update/step_norm": 0.01,
+             "update/from_start": 0.01 * (t + 1), "sampling/tokens": 480, "sampling/completions": 16}
+        if near:
+            h["update/adam_near_eps"] = 0.25
+        out.append(h)
+    return out
+
+
+def make(tmp_path, steps=STEPS, scale=None):
+    scale = scale or {"grpo": 0.1, "sign": 0.4}
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(steps=steps))
+    p = read_plan(plan)
+    rng = np.random.default_rng(1)
+    for name, arm in p.arms.items():
+        d = train_dir(p, arm)
+        base = replace(RunConfig(**BASE), **arm.settings)
+        if not (d / "config.json").is_file():
+            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2], base)
+            write_json_atomic(d / "start.json", evaluation(rng, 0.3))
+        (d / "results").mkdir(exist_ok=True)
+        for s in arm.seeds:
+            cfg = asdict(base.with_run(arm.method, s))
+            res = dict(config=cfg, history=history(scale[name] * (1 + 0.1 * s), 0.3 + 0.1 * s, near=name == "sign"),
+                       train_seconds=60.0, eval_seconds=30.0, eval=evaluation(rng, 0.4),
+                       fingerprint=recorded_fingerprint(cfg))
+            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
+    return plan
+
+
+def cells(md: list) -> dict:
+    """{arm label: [cells]} from the section's table."""
+    return {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[3:-1]]
+            for r in md if r.startswith("| ") and not r.startswith("| arm")}
+
+
+def test_the_steps_table_is_each_arms_log_summarised(tmp_path):
+    plan = make(tmp_path / "s")
+    md = step_sections(Study.load(plan))
+    assert md[0].startswith("## Per-step quantities")
+    got = cells(md)
+    # grad-norm of a run: scale * mean(1 + t/20) = scale * 1.475; seeds scale by 1, 1.1, 1.2 -> mean 1.1 * 1.475 * s
+    assert got["sign"][0].startswith(f"{0.4 * 1.1 * 1.475:.3f} [")
+    assert got["grpo"][0].startswith(f"{0.1 * 1.1 * 1.475:.3f} [")
+    assert got["sign"][1].startswith("0.200 (the 3 seeds agree exactly")  # from-start: the last step's, 0.01 * 20
+    # reward over the first and the last two steps (a tenth of 20): the rise is read, not the mean
+    assert float(got["sign"][2].split()[0]) < 0.13 < float(got["sign"][3].split()[0])
+    assert got["sign"][4].startswith("30.000 (the 3 seeds agree")  # 480 tokens / 16 completions
+    assert got["grpo"][5] == "—" and got["sign"][5].startswith("0.250")
+    short = [x for x in md if "adam-near-eps` is not in the training log of 3 run(s)" in x]
+    assert short and short[0].endswith("their arms' cells: grpo (all its runs).")
+
+
+def test_the_table_follows_the_data(tmp_path):
+    """Reversed data, reversed table: the arm with the larger gradient is the one the logs say."""
+    one = cells(step_sections(Study.load(make(tmp_path / "a"))))
+    two = cells(step_sections(Study.load(make(tmp_path / "b", scale={"grpo": 0.4, "sign": 0.1}))))
+    assert one["sign"][0] == two["grpo"][0] and one["grpo"][0] == two["sign"][0] != one["sign"][0]
+
+
+def test_steps_are_outside_the_fingerprint_and_bad_entries_are_named(tmp_path):
+    with_steps = read_plan(make(tmp_path / "a"))
+    without = read_plan(make(tmp_path / "b", steps=""))
+    assert with_steps.analysis_fingerprint == without.analysis_fingerprint  # descriptive: no verdict reads it
+    assert step_sections(Study.load(without.path)) == []
+    for bad, match in (('steps = ["pass@1"]', "is read from an evaluation"),
+                       ('steps = ["grad-norm", "grad-norm"]', "listed twice"),
+                       ('steps = ["gradnorm"]', "unknown metric 'gradnorm'")):
+        (tmp_path / "b" / "plan.toml").write_text(PLAN.format(steps=bad))
+        with pytest.raises(PlanError, match=match):
+            read_plan(tmp_path / "b" / "plan.toml")
