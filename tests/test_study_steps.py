@@ -2,6 +2,7 @@
 size, the distance from the start, the reward's rise, the completion length, Adam's ε share): descriptive, outside
 the analysis fingerprint, every cell computed from the runs' own logs."""
 
+import json
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -43,7 +44,7 @@ primary = "pass@1"
 a = "sign"
 b = "grpo"
 """
-STEPS = 'steps = ["grad-norm", "from-start", "reward-first", "reward-last", "length", "adam-near-eps"]'
+STEPS = 'steps = ["grad-norm", "from-start", "reward-first", "reward-last", "length", "adam-near-eps", "truncated"]'
 
 
 def history(scale: float, rise: float, near: bool, n: int = 20) -> list:
@@ -54,7 +55,7 @@ def history(scale: float, rise: float, near: bool, n: int = 20) -> list:
              "update/from_start": 0.01 * (t + 1), "sampling/tokens": 480, "sampling/completions": 16}
         if near:
             h["update/adam_near_eps"] = 0.25
-        out.append(h)
+        out.append(h | {"step": t + 1})
     return out
 
 
@@ -78,6 +79,11 @@ def make(tmp_path, steps=STEPS, scale=None):
                        train_seconds=60.0, eval_seconds=30.0, eval=evaluation(rng, 0.4),
                        fingerprint=recorded_fingerprint(cfg))
             write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
+            # the metrics file holds what the history leaves out (TRL's completions/*): 0.1 of sign's cut, 0.2 of grpo's
+            (d / "metrics").mkdir(exist_ok=True)
+            (d / "metrics" / f"{run_name(arm.method, s)}.jsonl").write_text("".join(
+                json.dumps(h | {"completions/clipped_ratio": 0.1 if name == "sign" else 0.2}) + "\n"
+                for h in res["history"]))
     return plan
 
 
@@ -102,6 +108,19 @@ def test_the_steps_table_is_each_arms_log_summarised(tmp_path):
     assert got["grpo"][5] == "—" and got["sign"][5].startswith("0.250")
     short = [x for x in md if "adam-near-eps` is not in the training log of 3 run(s)" in x]
     assert short and short[0].endswith("their arms' cells: grpo (all its runs).")
+    assert got["sign"][6].startswith("0.100 (the 3 seeds agree") and got["grpo"][6].startswith("0.200")
+
+
+def test_a_metrics_file_of_other_steps_is_not_read(tmp_path):
+    """The truncation share lives only in the metrics file; a file whose steps are not the result's (another
+    attempt's, or cut short) is not read, and the report names the run as lacking it."""
+    plan = make(tmp_path / "s")
+    log = next((tmp_path / "s").rglob("metrics/sign-seed1.jsonl"))
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:5]))  # 5 of 20 steps
+    md = step_sections(Study.load(plan))
+    assert cells(md)["sign"][6].startswith("0.100 (the 2 seeds agree exactly")
+    assert any(x.startswith("- `truncated` is not in the training log of 1 run(s)") and x.endswith("sign seed 1.")
+               for x in md)
 
 
 def test_the_table_follows_the_data(tmp_path):

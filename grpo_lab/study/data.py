@@ -15,7 +15,7 @@ import numpy as np
 
 from ..compare import evaluation_problems, read_config, result_problems, shared_settings
 from ..config import method_key, method_name
-from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, run_name
+from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, read_jsonl, run_name
 from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
@@ -140,7 +140,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             if why is not None:
                 refused.append((name, why))
                 continue
-            runs[seed], where[seed] = r, d
+            runs[seed], where[seed] = _with_log(r, d / "metrics" / f"{run_name(arm.method, seed)}.jsonl"), d
     graders = {}
     for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different
         if r["eval"].get("grader"):
@@ -162,6 +162,23 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                 where.pop(seed)
     missing = [s for s in arm.seeds if s not in runs]
     return ArmData(arm, dirs, dict(sorted(runs.items())), where, start, start_dir, refused, missing)
+
+
+def _with_log(r: dict, path: Path) -> dict:
+    """A run's result with its full per-step log as ``r["log"]``: ``metrics/<run>.jsonl`` holds every number the
+    trainer logged (TRL's ``completions/clipped_ratio``, the truncation share, among them), which the result's
+    ``history`` leaves out. Kept only when it has exactly the history's steps (a log of another attempt, or a
+    damaged one, is not read: the quantities only it holds are then missing for that run, and the report names
+    it)."""
+    if not path.is_file():
+        return r
+    try:
+        rows = [x for _, x in read_jsonl(path) if "reward" in x]
+    except ValueError:
+        return r
+    if [x.get("step") for x in rows] != [h.get("step") for h in r["history"]]:
+        return r
+    return {**r, "log": rows}
 
 
 # ---------------------------------------------------------------------------------------------------------------

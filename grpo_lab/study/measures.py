@@ -72,8 +72,10 @@ def _reward(result: dict, k: int) -> float:
 
 
 def _logged(result: dict, key: str) -> np.ndarray:
-    """A training-log series, one value per logged step; a run that never logged it cannot give it (KeyError)."""
-    vals = [h[key] for h in result["history"] if key in h]
+    """A training-log series, one value per logged step, from the result's history or else its full per-step log
+    (``result["log"]``, read by the study engine from the run's metrics file); a run that never logged it cannot
+    give it (KeyError)."""
+    vals = [h[key] for h in result["history"] if key in h] or [h[key] for h in result.get("log", []) if key in h]
     if not vals:
         raise KeyError(f"{key} (its training log has no such entry: logged by grpo_lab.trl.StarvationCallback)")
     return np.asarray(vals, dtype=float)
@@ -141,6 +143,10 @@ register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "r
                        about="the training reward over the last tenth of steps"))
 register_metric(Metric("length", "history", False, _length, floor=0.0,
                        about="tokens per completion generated in training, mean over steps"))
+register_metric(Metric("truncated", "history", True,
+                       lambda r, k: float(_logged(r, "completions/clipped_ratio").mean()),
+                       about="the share of training completions cut at max_completion_length (TRL's "
+                       "completions/clipped_ratio, from the run's metrics file), mean over steps"))
 register_metric(Metric("adam-near-eps", "history", True,
                        lambda r, k: float(_logged(r, "update/adam_near_eps").mean()),
                        about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
