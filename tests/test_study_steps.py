@@ -141,3 +141,100 @@ def test_steps_are_outside_the_fingerprint_and_bad_entries_are_named(tmp_path):
         (tmp_path / "b" / "plan.toml").write_text(PLAN.format(steps=bad))
         with pytest.raises(PlanError, match=match):
             read_plan(tmp_path / "b" / "plan.toml")
+
+
+RATES = """title = "Two rates"
+seeds = [0, 1, 2, 3]
+
+[base]
+policy = "tiny-lm"
+task = "arithmetic"
+steps = 2
+prompts_per_step = 4
+group_size = 4
+train_problems = 64
+eval_problems = 40
+eval_samples = 8
+
+[arms.grpo-lo]
+method = "grpo"
+learning_rate = 1e-4
+
+[arms.sign-lo]
+method = "sign"
+learning_rate = 1e-4
+
+[arms.grpo-hi]
+method = "grpo"
+learning_rate = 1e-3
+
+[arms.sign-hi]
+method = "sign"
+learning_rate = 1e-3
+
+[measures]
+primary = "pass@1"
+
+[[comparisons]]
+a = "sign-lo"
+b = "grpo-lo"
+label = "at lo"
+
+[[comparisons]]
+a = "sign-hi"
+b = "grpo-hi"
+label = "at hi"
+
+[[extremes]]
+comparisons = {extreme}
+label = "Largest gap"
+"""
+
+
+def make_rates(tmp_path, means, extreme='["at lo", "at hi"]'):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(RATES.format(extreme=extreme))
+    p = read_plan(plan)
+    rng = np.random.default_rng(3)
+    for name, arm in p.arms.items():
+        d = train_dir(p, arm)
+        base = replace(RunConfig(**{**BASE, "eval_problems": 40, "eval_samples": 8}), **arm.settings)
+        if not (d / "config.json").is_file():
+            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2, 3], base)
+            write_json_atomic(d / "start.json", evaluation(rng, 0.3, n_problems=40, n=8))
+        (d / "results").mkdir(exist_ok=True)
+        for s in arm.seeds:
+            cfg = asdict(base.with_run(arm.method, s))
+            res = dict(config=cfg, history=history(0.1, 0.2, False), train_seconds=6.0, eval_seconds=3.0,
+                       eval=evaluation(rng, means[name], n_problems=40, n=8), fingerprint=recorded_fingerprint(cfg))
+            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
+    return plan
+
+
+def test_the_largest_gap_on_each_side_is_named_with_its_familys_verdict(tmp_path):
+    """Sign far ahead at the low rate, GRPO at the high one: each side's largest is named with the verdict its family
+    gave it; reversed data swap them; a side no comparison reaches says so."""
+    from grpo_lab.study.render import extreme_sections
+
+    md = extreme_sections(Study.load(make_rates(tmp_path / "a", {"sign-lo": 0.8, "grpo-lo": 0.2, "sign-hi": 0.3,
+                                                                  "grpo-hi": 0.6})))
+    assert md[0] == "### Largest gap"
+    up = next(x for x in md if x.startswith("- Largest in sign's favour"))
+    down = next(x for x in md if x.startswith("- Largest in grpo's favour"))
+    assert "**at lo**, +0.5" in up and up.endswith(": sign-lo ahead."), up
+    assert "**at hi**, -0.3" in down and down.endswith(": grpo-hi ahead."), down
+    md = extreme_sections(Study.load(make_rates(tmp_path / "b", {"sign-lo": 0.2, "grpo-lo": 0.8, "sign-hi": 0.6,
+                                                                  "grpo-hi": 0.3})))
+    assert "**at hi**, +0.3" in next(x for x in md if x.startswith("- Largest in sign's favour"))
+    assert "**at lo**, -0.5" in next(x for x in md if x.startswith("- Largest in grpo's favour"))
+    md = extreme_sections(Study.load(make_rates(tmp_path / "c", {"sign-lo": 0.7, "grpo-lo": 0.3, "sign-hi": 0.7,
+                                                                  "grpo-hi": 0.3})))
+    assert "- Largest in grpo's favour (sign − grpo below 0): none of the 2 read lies on this side." in md
+
+
+def test_bad_extremes_are_named(tmp_path):
+    for bad, match in (('["at lo"]', "at least two distinct"), ('["at lo", "at mid"]', "'at mid' is not the label"),
+                       ('["at lo", "at lo"]', "at least two distinct")):
+        with pytest.raises(PlanError, match=match):
+            make_rates(tmp_path / "x", {}, extreme=bad)

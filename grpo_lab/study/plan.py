@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
             "hypotheses",
             "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
-            "corrections", "extras", "outputs", "curves", "correlations", "steps"}
+            "corrections", "extras", "outputs", "curves", "correlations", "steps", "extremes"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
@@ -37,9 +37,10 @@ PAIRINGS = ("none", "seed")
 ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "analysis", "comparisons", "exploratory",
                  "hypotheses", "manipulation", "curves", "correlations")
 LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
-# Not in the fingerprint: deviations, corrections, extras, outputs (what pages carry), and `steps` (a descriptive
-# table of training-log quantities: it reads no comparison and draws no verdict, so adding one after the runs does
-# not mark them as trained under another analysis; git's history of the plan file still shows the edit).
+# Not in the fingerprint: deviations, corrections, extras, outputs (what pages carry), `steps` (a descriptive table
+# of training-log quantities: it reads no comparison and draws no verdict) and `extremes` (which of some planned
+# comparisons lies furthest on each side: it adds no test, each keeps its family's verdict). Adding one after the
+# runs does not mark them as trained under another analysis; git's history of the plan file still shows the edit.
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
 
@@ -79,6 +80,15 @@ class Spec:
     c: str | None = None
     d: str | None = None
     contrast: str | None = None  # why arms that differ in more than one setting are compared on purpose
+
+
+@dataclass(frozen=True)
+class Extreme:
+    """Which of several planned comparisons of one family and measure lies furthest above 0 and furthest below it
+    (issue 57: the largest shared-rate gap in each direction). Each keeps its family's correction and verdict, so
+    choosing the largest after the fact needs no further correction; it adds no test."""
+    label: str
+    comparisons: tuple  # labels of planned comparisons
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,7 @@ class Plan:
     raw: dict = field(repr=False, default_factory=dict)
     correlations: list = field(default_factory=list)
     steps: list = field(default_factory=list)  # Measures read from the training log, tabled per arm (descriptive)
+    extremes: list = field(default_factory=list)  # Extreme readings of planned comparisons
 
     @property
     def home(self) -> Path:
@@ -563,6 +574,20 @@ def read_plan(path) -> Plan:
         if out["form"] not in FORMS:
             raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
         outputs.append(out)
+    extremes = []
+    for where, t in _tables(raw, "extremes", w, {"comparisons", "label"},
+                            "an extreme is a table with comparisons (labels of planned comparisons) and a label"):
+        names = _need(t, "comparisons", list, where)
+        if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(x, str) for x in names):
+            raise PlanError(f"{where}: comparisons must name at least two distinct planned comparisons by label")
+        by_label = {c.label: c for c in comparisons}
+        for x in names:
+            if x not in by_label:
+                raise PlanError(f"{where}: {x!r} is not the label of a planned comparison ([[comparisons]])")
+        if len({(by_label[x].family, by_label[x].measure.text) for x in names}) > 1:
+            raise PlanError(f"{where}: the comparisons must share one family and one measure (their verdicts are "
+                            "read under one correction)")
+        extremes.append(Extreme(_need(t, "label", str, where, "the largest difference on each side"), tuple(names)))
     steps = []
     for i, text in enumerate(_need(raw, "steps", list, w, [])):
         m = parse_measure(text, tasks, f"{w}: steps[{i}]")
@@ -626,6 +651,6 @@ def read_plan(path) -> Plan:
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
                 extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations,
-                steps=steps)
+                steps=steps, extremes=extremes)
 
 

@@ -81,6 +81,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
         md += [f"### Planned comparisons{'' if fam == 'planned' else ': ' + fam} ({corr})", ""]
         md += [f"- {reading_line(study, r)}" for r in rows]
         md += [""]
+    md += extreme_sections(study)
     if p.selections:
         md += ["## Selections (on the validation split, before the test comparisons)", ""]
         for name, sel in p.selections.items():
@@ -172,6 +173,34 @@ def curve_sections(study: Study) -> list:
             md += ["", f"![{cv.label}, one line per method]({curve_file(i, cv)})"]
         md += [""]
     return md
+
+
+def extreme_sections(study: Study) -> list:
+    """Each ``[[extremes]]``: which of its planned comparisons lies furthest above 0 and which furthest below, each
+    with its interval and its family's verdict (no further test: the family's correction already covers choosing
+    among them). The sides are named by the methods when every comparison is one method minus another."""
+    out = []
+    for ex in study.plan.extremes:
+        rows = [r for r in study.planned if r.spec.label in ex.comparisons]
+        methods = {(study.plan.arms[r.spec.a].method, study.plan.arms[r.spec.b].method)
+                   for r in rows if r.spec.a in study.plan.arms and r.spec.b in study.plan.arms and r.spec.c is None}
+        a, b = next(iter(methods)) if len(methods) == 1 and len(rows) == len(ex.comparisons) else ("a", "b")
+        read = [r for r in rows if r.d is not None]
+        out += [f"### {ex.label}", "", f"Among {len(ex.comparisons)} planned comparisons ({', '.join(ex.comparisons)}),"
+                " each read in its family above: choosing the largest after the fact needs no correction beyond the "
+                "family's.", ""]
+        for side, pick, word in ((1, max, f"in {a}'s favour ({a} − {b} above 0)"),
+                                 (-1, min, f"in {b}'s favour ({a} − {b} below 0)")):
+            on_side = [r for r in read if side * r.d > 0]
+            if not on_side:
+                out.append(f"- Largest {word}: none of the {len(read)} read lies on this side.")
+                continue
+            r = pick(on_side, key=lambda x: x.d)
+            out.append(f"- Largest {word}: **{r.spec.label}**, {interval(r)}: {verdict_word(study, r)}.")
+        if len(read) < len(ex.comparisons):
+            out.append(f"- {len(ex.comparisons) - len(read)} of them cannot be read yet.")
+        out += [""]
+    return out
 
 
 def step_sections(study: Study) -> list:
