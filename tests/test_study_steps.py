@@ -238,3 +238,17 @@ def test_bad_extremes_are_named(tmp_path):
                        ('["at lo", "at lo"]', "at least two distinct")):
         with pytest.raises(PlanError, match=match):
             make_rates(tmp_path / "x", {}, extreme=bad)
+
+
+def test_a_pages_verdict_line_says_which_way_the_largest_gaps_lay(tmp_path):
+    """The verdict form a page carries (the replication page's study-4 block) ends with the extremes, from the data:
+    reversed data, reversed line."""
+    from grpo_lab.study.render import verdict_line
+
+    one = verdict_line(Study.load(make_rates(tmp_path / "a", {"sign-lo": 0.8, "grpo-lo": 0.2, "sign-hi": 0.3,
+                                                                "grpo-hi": 0.6})), "R.md")
+    assert " Largest gap: in sign's favour, at lo +0.5" in one and "; in grpo's favour, at hi -0.3" in one, one
+    two = verdict_line(Study.load(make_rates(tmp_path / "b", {"sign-lo": 0.2, "grpo-lo": 0.5, "sign-hi": 0.2,
+                                                                "grpo-hi": 0.8})), "R.md")
+    tail = two.split(" Largest gap: ")[1]
+    assert tail.startswith("in sign's favour, none; in grpo's favour, at hi -0.6") and tail.endswith("(grpo-hi ahead).")

@@ -175,30 +175,38 @@ def curve_sections(study: Study) -> list:
     return md
 
 
+def extreme_picks(study: Study, ex) -> tuple:
+    """``(a, b, read, [(side words, reading or None), ...])`` for one ``[[extremes]]``: the comparisons' two
+    methods (``"a"``, ``"b"`` unless every comparison is one method minus another), how many can be read, and the
+    comparison furthest above 0 and furthest below it."""
+    rows = [r for r in study.planned if r.spec.label in ex.comparisons]
+    methods = {(study.plan.arms[r.spec.a].method, study.plan.arms[r.spec.b].method)
+               for r in rows if r.spec.a in study.plan.arms and r.spec.b in study.plan.arms and r.spec.c is None}
+    a, b = next(iter(methods)) if len(methods) == 1 and len(rows) == len(ex.comparisons) else ("a", "b")
+    read = [r for r in rows if r.d is not None]
+    picks = []
+    for side, pick, word in ((1, max, f"in {a}'s favour ({a} − {b} above 0)"),
+                             (-1, min, f"in {b}'s favour ({a} − {b} below 0)")):
+        on_side = [r for r in read if side * r.d > 0]
+        picks.append((word, pick(on_side, key=lambda x: x.d) if on_side else None))
+    return a, b, len(read), picks
+
+
 def extreme_sections(study: Study) -> list:
     """Each ``[[extremes]]``: which of its planned comparisons lies furthest above 0 and which furthest below, each
     with its interval and its family's verdict (no further test: the family's correction already covers choosing
     among them). The sides are named by the methods when every comparison is one method minus another."""
     out = []
     for ex in study.plan.extremes:
-        rows = [r for r in study.planned if r.spec.label in ex.comparisons]
-        methods = {(study.plan.arms[r.spec.a].method, study.plan.arms[r.spec.b].method)
-                   for r in rows if r.spec.a in study.plan.arms and r.spec.b in study.plan.arms and r.spec.c is None}
-        a, b = next(iter(methods)) if len(methods) == 1 and len(rows) == len(ex.comparisons) else ("a", "b")
-        read = [r for r in rows if r.d is not None]
+        _, _, n_read, picks = extreme_picks(study, ex)
         out += [f"### {ex.label}", "", f"Among {len(ex.comparisons)} planned comparisons ({', '.join(ex.comparisons)}),"
                 " each read in its family above: choosing the largest after the fact needs no correction beyond the "
                 "family's.", ""]
-        for side, pick, word in ((1, max, f"in {a}'s favour ({a} − {b} above 0)"),
-                                 (-1, min, f"in {b}'s favour ({a} − {b} below 0)")):
-            on_side = [r for r in read if side * r.d > 0]
-            if not on_side:
-                out.append(f"- Largest {word}: none of the {len(read)} read lies on this side.")
-                continue
-            r = pick(on_side, key=lambda x: x.d)
-            out.append(f"- Largest {word}: **{r.spec.label}**, {interval(r)}: {verdict_word(study, r)}.")
-        if len(read) < len(ex.comparisons):
-            out.append(f"- {len(ex.comparisons) - len(read)} of them cannot be read yet.")
+        for word, r in picks:
+            out.append(f"- Largest {word}: " + (f"**{r.spec.label}**, {interval(r)}: {verdict_word(study, r)}."
+                                                 if r else f"none of the {n_read} read lies on this side."))
+        if n_read < len(ex.comparisons):
+            out.append(f"- {len(ex.comparisons) - n_read} of them cannot be read yet.")
         out += [""]
     return out
 
@@ -281,8 +289,14 @@ def verdict_line(study: Study, link: str, form: str = "verdict") -> str:
     seeds = sorted({len(a.seeds) for a in study.plan.arms.values()})
     measures = sorted({r.spec.measure.text for r in study.planned})
     corr = "Holm" if study.plan.correction == "holm" else "no correction"
+    ext = ""
+    for ex in study.plan.extremes:  # which way the furthest of some comparisons lay, each with its family's verdict
+        picks = [f"{word.split(' (')[0]}, {r.spec.label} {interval(r)} ({verdict_word(study, r)})" if r else
+                 f"{word.split(' (')[0]}, none" for word, r in extreme_picks(study, ex)[3]]
+        ext += f" {ex.label}: " + "; ".join(picks) + "."
     return (head + headline(study) + f" Planned ({', '.join(measures)}, "
-            f"{'/'.join(map(str, seeds))} seeds per arm, {100 * (1 - study.plan.alpha):.4g}% intervals, {corr}): " + "; ".join(parts) + ".")
+            f"{'/'.join(map(str, seeds))} seeds per arm, {100 * (1 - study.plan.alpha):.4g}% intervals, {corr}): "
+            + "; ".join(parts) + "." + ext)
 
 
 # ---------------------------------------------------------------------------------------------------------------
