@@ -725,7 +725,8 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
                 lo, hi = max(lo, clip[0]), min(hi, clip[1])
             ax.errorbar([i + 0.18], [m], yerr=[[m - lo], [hi - m]], color=colour, marker="D", ms=6, capsize=4)
             shown += [lo, hi]
-    within = "" if clip is None else f", drawn within [{clip[0]:g}, {clip[1]:g}]"
+    within = "" if clip is None else (f", drawn at or above {clip[0]:g}" if clip[1] == float("inf") else
+                                      f", drawn within [{clip[0]:g}, {clip[1]:g}]")
     handles = [Patch(color="0.5", alpha=0.55, label="dots: one seed each"),
                Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds{within}")]
     if start is not None:

@@ -95,6 +95,39 @@ def make_study(tmp_path, means=None, seeds=(0, 1, 2), analysis="", comparison=""
     return plan
 
 
+def write_runs(plan: Path, run, config: dict = BASE, start: float = 0.3, start_shape: dict | None = None,
+               rng_seed: int = 1) -> Path:
+    """Each arm of a plan file written as finished (no training): a start near ``start`` in each training
+    directory, and for every seed the result ``run(arm name, seed, rng)`` returns (``history`` and ``eval``, and
+    optionally ``log``: the rows of the run's metrics file) beside its true config and fingerprint."""
+    from dataclasses import replace
+
+    from grpo_lab.study import read_plan
+    from grpo_lab.study.run import train_dir
+
+    p = read_plan(plan)
+    rng = np.random.default_rng(rng_seed)
+    for name, arm in p.arms.items():
+        d = train_dir(p, arm)
+        base = replace(RunConfig(**config), **arm.settings)
+        if not (d / "config.json").is_file():
+            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), p.seeds, base)
+            write_json_atomic(d / "start.json", evaluation(rng, start, **(start_shape or {})))
+        (d / "results").mkdir(exist_ok=True)
+        for s in arm.seeds:
+            cfg = asdict(base.with_run(arm.method, s))
+            res = run(name, s, rng)
+            log = res.pop("log", None)
+            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json",
+                              dict(config=cfg, train_seconds=60.0, eval_seconds=30.0,
+                                   fingerprint=recorded_fingerprint(cfg), **res))
+            if log is not None:
+                (d / "metrics").mkdir(exist_ok=True)
+                (d / "metrics" / f"{run_name(arm.method, s)}.jsonl").write_text(
+                    "".join(json.dumps(x) + "\n" for x in log))
+    return plan
+
+
 def result(plan: Path, m: str, s: int) -> Path:
     return plan.parent / "runs" / "base" / "results" / f"{run_name(m, s)}.json"
 

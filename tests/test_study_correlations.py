@@ -3,19 +3,15 @@ a correlation across runs (``[[correlations]]``: e.g. each run's ACR against its
 exploratory, drawn by the engine for any plan that declares one."""
 
 import json
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from grpo_lab.compare import result_problems, write_config
-from grpo_lab.config import RunConfig
-from grpo_lab.io import run_name, write_json_atomic
-from grpo_lab.study import PlanError, Study, build, read_plan, recorded_fingerprint
-from grpo_lab.study.run import train_dir
+from grpo_lab.compare import result_problems
+from grpo_lab.study import PlanError, Study, build, read_plan
 
-from test_study import BASE, evaluation
+from test_study import evaluation, write_runs
 
 PLAN = """title = "Collapse and pass@1"
 seeds = [0, 1, 2, 3]
@@ -67,24 +63,14 @@ def make(tmp_path, pass1, acr, extra=CORR, zero=None):
     tmp_path.mkdir(parents=True, exist_ok=True)
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN.format(extra=extra))
-    p = read_plan(plan)
-    rng = np.random.default_rng(1)
     zero = zero or acr
-    for name, arm in p.arms.items():
-        d = train_dir(p, arm)
-        base = replace(RunConfig(**BASE), **dict(arm.settings))
-        if not (d / "config.json").is_file():
-            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), p.seeds, base)
-            write_json_atomic(d / "start.json", evaluation(rng, 0.3))
-        (d / "results").mkdir(exist_ok=True)
-        for s in arm.seeds:
-            cfg = asdict(base.with_run(arm.method, s))
-            a, z = acr[name][s], zero[name][s]
-            res = dict(config=cfg, history=history([a - 0.05, a + 0.05], [1 - z + 0.02, 1 - z - 0.02]),
-                       train_seconds=60.0, eval_seconds=30.0, eval=evaluation(rng, pass1[name][s]),
-                       fingerprint=recorded_fingerprint(cfg))
-            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
-    return plan
+
+    def run(name, s, rng):
+        a, z = acr[name][s], zero[name][s]
+        return dict(history=history([a - 0.05, a + 0.05], [1 - z + 0.02, 1 - z - 0.02]),
+                    eval=evaluation(rng, pass1[name][s]))
+
+    return write_runs(plan, run)
 
 
 PASS1 = {"grpo": [0.2, 0.3, 0.4, 0.5], "avspo": [0.3, 0.45, 0.55, 0.7]}

@@ -1,18 +1,13 @@
 """Issue 57: a curve reading, a measure against one setting the arms vary (the learning rate), one line per method
 and per other setting, drawn by the engine for any plan that declares one; exploratory, no verdict."""
 
-from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
 
-from grpo_lab.compare import write_config
-from grpo_lab.config import RunConfig
-from grpo_lab.io import run_name, write_json_atomic
-from grpo_lab.study import PlanError, Study, build, read_plan, recorded_fingerprint
-from grpo_lab.study.run import train_dir
+from grpo_lab.study import PlanError, Study, build, read_plan
 
-from test_study import BASE, evaluation
+from test_study import evaluation, write_runs
 
 PLAN = """title = "A rate curve"
 seeds = [0, 1, 2]
@@ -62,23 +57,9 @@ CURVE = '[[curves]]\nx = "learning_rate"\n'
 
 def make(tmp_path, means, curves=CURVE):
     tmp_path.mkdir(parents=True, exist_ok=True)
-    plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(curves=curves))
-    p = read_plan(plan)
-    rng = np.random.default_rng(1)
-    for name, arm in p.arms.items():
-        d = train_dir(p, arm)
-        base = replace(RunConfig(**BASE), **{k: v for k, v in arm.settings.items()})
-        if not (d / "config.json").is_file():
-            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2], base)
-            write_json_atomic(d / "start.json", evaluation(rng, 0.3))
-        (d / "results").mkdir(exist_ok=True)
-        for s in arm.seeds:
-            cfg = asdict(base.with_run(arm.method, s))
-            res = dict(config=cfg, history=[{"reward": 0.5}], train_seconds=60.0, eval_seconds=30.0,
-                       eval=evaluation(rng, means[name]), fingerprint=recorded_fingerprint(cfg))
-            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
-    return plan
+    (tmp_path / "plan.toml").write_text(PLAN.format(curves=curves))
+    return write_runs(tmp_path / "plan.toml",
+                      lambda name, s, rng: dict(history=[{"reward": 0.5}], eval=evaluation(rng, means[name])))
 
 
 MEANS = {"grpo-lo": 0.2, "grpo-hi": 0.6, "sign-lo": 0.5, "sign-hi": 0.3, "sign-paper": 0.7}

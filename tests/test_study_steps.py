@@ -2,20 +2,13 @@
 size, the distance from the start, the reward's rise, the completion length, Adam's ε share): descriptive, outside
 the analysis fingerprint, every cell computed from the runs' own logs."""
 
-import json
-from dataclasses import asdict, replace
 
-import numpy as np
 import pytest
 
-from grpo_lab.compare import write_config
-from grpo_lab.config import RunConfig
-from grpo_lab.io import run_name, write_json_atomic
-from grpo_lab.study import PlanError, Study, read_plan, recorded_fingerprint
+from grpo_lab.study import PlanError, Study, read_plan
 from grpo_lab.study.render import step_sections
-from grpo_lab.study.run import train_dir
 
-from test_study import BASE, evaluation
+from test_study import BASE, evaluation, write_runs
 
 PLAN = """title = "Steps"
 seeds = [0, 1, 2]
@@ -62,29 +55,15 @@ def history(scale: float, rise: float, near: bool, n: int = 20) -> list:
 def make(tmp_path, steps=STEPS, scale=None):
     scale = scale or {"grpo": 0.1, "sign": 0.4}
     tmp_path.mkdir(parents=True, exist_ok=True)
-    plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(steps=steps))
-    p = read_plan(plan)
-    rng = np.random.default_rng(1)
-    for name, arm in p.arms.items():
-        d = train_dir(p, arm)
-        base = replace(RunConfig(**BASE), **arm.settings)
-        if not (d / "config.json").is_file():
-            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2], base)
-            write_json_atomic(d / "start.json", evaluation(rng, 0.3))
-        (d / "results").mkdir(exist_ok=True)
-        for s in arm.seeds:
-            cfg = asdict(base.with_run(arm.method, s))
-            res = dict(config=cfg, history=history(scale[name] * (1 + 0.1 * s), 0.3 + 0.1 * s, near=name == "sign"),
-                       train_seconds=60.0, eval_seconds=30.0, eval=evaluation(rng, 0.4),
-                       fingerprint=recorded_fingerprint(cfg))
-            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
-            # the metrics file holds what the history leaves out (TRL's completions/*): 0.1 of sign's cut, 0.2 of grpo's
-            (d / "metrics").mkdir(exist_ok=True)
-            (d / "metrics" / f"{run_name(arm.method, s)}.jsonl").write_text("".join(
-                json.dumps(h | {"completions/clipped_ratio": 0.1 if name == "sign" else 0.2}) + "\n"
-                for h in res["history"]))
-    return plan
+    (tmp_path / "plan.toml").write_text(PLAN.format(steps=steps))
+
+    def run(name, s, rng):
+        h = history(scale[name] * (1 + 0.1 * s), 0.3 + 0.1 * s, near=name == "sign")
+        # the metrics file holds what the history leaves out (TRL's completions/*): 0.1 of sign's cut, 0.2 of grpo's
+        return dict(history=h, eval=evaluation(rng, 0.4),
+                    log=[x | {"completions/clipped_ratio": 0.1 if name == "sign" else 0.2} for x in h])
+
+    return write_runs(tmp_path / "plan.toml", run)
 
 
 def cells(md: list) -> dict:
@@ -193,23 +172,11 @@ label = "Largest gap"
 
 def make_rates(tmp_path, means, extreme='["at lo", "at hi"]'):
     tmp_path.mkdir(parents=True, exist_ok=True)
-    plan = tmp_path / "plan.toml"
-    plan.write_text(RATES.format(extreme=extreme))
-    p = read_plan(plan)
-    rng = np.random.default_rng(3)
-    for name, arm in p.arms.items():
-        d = train_dir(p, arm)
-        base = replace(RunConfig(**{**BASE, "eval_problems": 40, "eval_samples": 8}), **arm.settings)
-        if not (d / "config.json").is_file():
-            write_config(d, sorted({a.method for a in p.arms.values() if train_dir(p, a) == d}), [0, 1, 2, 3], base)
-            write_json_atomic(d / "start.json", evaluation(rng, 0.3, n_problems=40, n=8))
-        (d / "results").mkdir(exist_ok=True)
-        for s in arm.seeds:
-            cfg = asdict(base.with_run(arm.method, s))
-            res = dict(config=cfg, history=history(0.1, 0.2, False), train_seconds=6.0, eval_seconds=3.0,
-                       eval=evaluation(rng, means[name], n_problems=40, n=8), fingerprint=recorded_fingerprint(cfg))
-            write_json_atomic(d / "results" / f"{run_name(arm.method, s)}.json", res)
-    return plan
+    (tmp_path / "plan.toml").write_text(RATES.format(extreme=extreme))
+    shape = dict(n_problems=40, n=8)
+    return write_runs(tmp_path / "plan.toml", lambda name, s, rng: dict(
+        history=history(0.1, 0.2, False), eval=evaluation(rng, means[name], **shape)),
+        config={**BASE, "eval_problems": 40, "eval_samples": 8}, start_shape=shape, rng_seed=3)
 
 
 def test_the_largest_gap_on_each_side_is_named_with_its_familys_verdict(tmp_path):
@@ -252,3 +219,12 @@ def test_a_pages_verdict_line_says_which_way_the_largest_gaps_lay(tmp_path):
                                                                 "grpo-hi": 0.8})), "R.md")
     tail = two.split(" Largest gap: ")[1]
     assert tail.startswith("in sign's favour, none; in grpo's favour, at hi -0.6") and tail.endswith("(grpo-hi ahead).")
+
+
+def test_metrics_files_are_read_only_for_a_plan_that_reads_the_training_log(tmp_path):
+    """A run's metrics file is opened only when some measure of the plan is a training-log one: a plan of
+    evaluations alone reads none (a study of 66 runs would otherwise parse 66 logs on every load)."""
+    with_steps, without = Study.load(make(tmp_path / "a")), Study.load(make(tmp_path / "b", steps=""))
+    assert read_plan(with_steps.plan.path).reads_training_log and not without.plan.reads_training_log
+    assert all("log" in r for a in with_steps.data.values() for r in a.runs.values())
+    assert not any("log" in r for a in without.data.values() for r in a.runs.values())

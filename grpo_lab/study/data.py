@@ -140,7 +140,9 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             if why is not None:
                 refused.append((name, why))
                 continue
-            runs[seed], where[seed] = _with_log(r, d / "metrics" / f"{run_name(arm.method, seed)}.jsonl"), d
+            if plan.reads_training_log:
+                r = _with_log(r, d / "metrics" / f"{run_name(arm.method, seed)}.jsonl")
+            runs[seed], where[seed] = r, d
     graders = {}
     for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different
         if r["eval"].get("grader"):

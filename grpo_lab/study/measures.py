@@ -34,6 +34,14 @@ class Metric:
     floor: float | None = None  # the least value it can take (a norm's 0), where its interval is cut (a fraction: 0)
     about: str = ""  # what it is, for a report's legend
 
+    @property
+    def clip(self) -> tuple | None:
+        """Where an interval of its mean is cut, in every table and figure: a fraction's at [0, 1], a quantity with
+        a ``floor`` at [floor, ∞), any other not at all."""
+        if self.fraction:
+            return (0.0, 1.0)
+        return None if self.floor is None else (self.floor, float("inf"))
+
 
 def _pass_at(ev: dict, k: int) -> float:
     table = ev.get("pass_at_k") or {}

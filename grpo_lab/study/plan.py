@@ -175,6 +175,15 @@ class Plan:
         beside every run it trains, so a plan edited after its runs is caught without git (issue 58)."""
         return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS if k in self.raw or k not in LATER_KEYS})
 
+    @property
+    def reads_training_log(self) -> bool:
+        """Whether any measure the plan reads comes from the training log (a ``history`` metric): only then does
+        the engine read each run's metrics file beside its result (:func:`grpo_lab.study.data.read_arm`)."""
+        read = [self.primary, *self.secondary, *self.steps, *self.manipulation.values(),
+                *(s.measure for s in [*self.comparisons, *self.exploratory]), *(s.by for s in self.selections.values()),
+                *(c.measure for c in self.curves), *(m for c in self.correlations for m in (c.x, c.y))]
+        return any(m.metric.source == "history" for m in read)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Where each arm's runs live (read here to refuse two arms of the same runs; `study run` trains into them).
@@ -575,12 +584,12 @@ def read_plan(path) -> Plan:
             raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
         outputs.append(out)
     extremes = []
+    by_label = {c.label: c for c in comparisons}
     for where, t in _tables(raw, "extremes", w, {"comparisons", "label"},
                             "an extreme is a table with comparisons (labels of planned comparisons) and a label"):
         names = _need(t, "comparisons", list, where)
         if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(x, str) for x in names):
             raise PlanError(f"{where}: comparisons must name at least two distinct planned comparisons by label")
-        by_label = {c.label: c for c in comparisons}
         for x in names:
             if x not in by_label:
                 raise PlanError(f"{where}: {x!r} is not the label of a planned comparison ([[comparisons]])")

@@ -30,7 +30,7 @@ def arm_table(study: Study, measure: Measure) -> list:
         v = study.values(name, measure)
         st = study.start(name, measure)
         # fmt_ci says "the n seeds agree exactly: no interval" itself where they do
-        cells = stats.fmt_ci(list(v.values()), clip=(0.0, 1.0) if measure.metric.fraction else None) if v else "—"
+        cells = stats.fmt_ci(list(v.values()), clip=measure.metric.clip) if v else "—"
         rows.append([a.arm.label, a.arm.method, f"{len(v)} of {len(a.arm.seeds)}", cells,
                      f"{st[0]:.3f} ± {1.96 * st[1]:.3f}" if st else "—", _per_seed(v)])
     return md_table(["arm", "method", "seeds", f"{measure.text}: mean [95% t-interval over seeds]",
@@ -163,7 +163,8 @@ def curve_sections(study: Study) -> list:
                "setting the arms vary): each point is an arm's mean over its finished seeds with a 95% t-interval "
                "(the arm's n − 1 degrees of freedom). Read two lines' gap at a setting from the planned "
                "comparisons, not from here.", ""]
-        cut = (lambda v: min(max(v, 0.0), 1.0)) if cv.measure.metric.fraction else (lambda v: v)  # as arm_table
+        lo_hi = cv.measure.metric.clip or (-float("inf"), float("inf"))
+        cut = (lambda v: min(max(v, lo_hi[0]), lo_hi[1]))  # as arm_table
         rows = [[label, f"{x:g}", f"{m:.3f}" + (f" [{cut(lo):.3f}, {cut(hi):.3f}]" if lo is not None else
                                                 " (one seed)"), str(n)]
                 for label, pts in cr.lines.items() for x, m, lo, hi, n in pts]
@@ -176,20 +177,20 @@ def curve_sections(study: Study) -> list:
 
 
 def extreme_picks(study: Study, ex) -> tuple:
-    """``(a, b, read, [(side words, reading or None), ...])`` for one ``[[extremes]]``: the comparisons' two
-    methods (``"a"``, ``"b"`` unless every comparison is one method minus another), how many can be read, and the
-    comparison furthest above 0 and furthest below it."""
+    """``(read, [(favour, side, reading or None), ...])`` for one ``[[extremes]]``: how many of its comparisons can
+    be read, then for each side of 0 the words for it (``"in sign's favour"``, ``"sign − drgrpo above 0"``; ``a``
+    and ``b`` unless every comparison is one method minus another) and the comparison furthest out on it."""
     rows = [r for r in study.planned if r.spec.label in ex.comparisons]
     methods = {(study.plan.arms[r.spec.a].method, study.plan.arms[r.spec.b].method)
                for r in rows if r.spec.a in study.plan.arms and r.spec.b in study.plan.arms and r.spec.c is None}
     a, b = next(iter(methods)) if len(methods) == 1 and len(rows) == len(ex.comparisons) else ("a", "b")
     read = [r for r in rows if r.d is not None]
     picks = []
-    for side, pick, word in ((1, max, f"in {a}'s favour ({a} − {b} above 0)"),
-                             (-1, min, f"in {b}'s favour ({a} − {b} below 0)")):
-        on_side = [r for r in read if side * r.d > 0]
-        picks.append((word, pick(on_side, key=lambda x: x.d) if on_side else None))
-    return a, b, len(read), picks
+    for sign, pick, favour, above in ((1, max, a, "above"), (-1, min, b, "below")):
+        on_side = [r for r in read if sign * r.d > 0]
+        picks.append((f"in {favour}'s favour", f"{a} − {b} {above} 0",
+                      pick(on_side, key=lambda x: x.d) if on_side else None))
+    return len(read), picks
 
 
 def extreme_sections(study: Study) -> list:
@@ -198,12 +199,12 @@ def extreme_sections(study: Study) -> list:
     among them). The sides are named by the methods when every comparison is one method minus another."""
     out = []
     for ex in study.plan.extremes:
-        _, _, n_read, picks = extreme_picks(study, ex)
+        n_read, picks = extreme_picks(study, ex)
         out += [f"### {ex.label}", "", f"Among {len(ex.comparisons)} planned comparisons ({', '.join(ex.comparisons)}),"
                 " each read in its family above: choosing the largest after the fact needs no correction beyond the "
                 "family's.", ""]
-        for word, r in picks:
-            out.append(f"- Largest {word}: " + (f"**{r.spec.label}**, {interval(r)}: {verdict_word(study, r)}."
+        for favour, side, r in picks:
+            out.append(f"- Largest {favour} ({side}): " + (f"**{r.spec.label}**, {interval(r)}: {verdict_word(study, r)}."
                                                  if r else f"none of the {n_read} read lies on this side."))
         if n_read < len(ex.comparisons):
             out.append(f"- {len(ex.comparisons) - n_read} of them cannot be read yet.")
@@ -230,9 +231,7 @@ def step_sections(study: Study) -> list:
                     got[seed] = m.of(r)
                 except KeyError:
                     short.setdefault(m.text, {}).setdefault(name, []).append(seed)
-            lo = 0.0 if m.metric.fraction else m.metric.floor
-            row.append(stats.fmt_ci(list(got.values()), clip=None if lo is None else
-                                    (lo, 1.0 if m.metric.fraction else float("inf"))) if got else "—")
+            row.append(stats.fmt_ci(list(got.values()), clip=m.metric.clip) if got else "—")
         rows.append(row)
     md += md_table(["arm", "runs", *(m.text for m in study.plan.steps)], rows)
     md += ["", *(f"- `{m.text}`: {m.metric.about or m.metric.name}." for m in study.plan.steps)]
@@ -291,8 +290,8 @@ def verdict_line(study: Study, link: str, form: str = "verdict") -> str:
     corr = "Holm" if study.plan.correction == "holm" else "no correction"
     ext = ""
     for ex in study.plan.extremes:  # which way the furthest of some comparisons lay, each with its family's verdict
-        picks = [f"{word.split(' (')[0]}, {r.spec.label} {interval(r)} ({verdict_word(study, r)})" if r else
-                 f"{word.split(' (')[0]}, none" for word, r in extreme_picks(study, ex)[3]]
+        picks = [f"{favour}, {r.spec.label} {interval(r)} ({verdict_word(study, r)})" if r else f"{favour}, none"
+                 for favour, _, r in extreme_picks(study, ex)[1]]
         ext += f" {ex.label}: " + "; ".join(picks) + "."
     return (head + headline(study) + f" Planned ({', '.join(measures)}, "
             f"{'/'.join(map(str, seeds))} seeds per arm, {100 * (1 - study.plan.alpha):.4g}% intervals, {corr}): "
