@@ -10,6 +10,8 @@ from scipy import stats as sps
 from grpo_lab import checks
 from grpo_lab.stats import t_quantile
 
+from test_study import toml_base
+
 
 def stub(*a, **k):
     raise NotImplementedError("exercise NN.k: replace this line with your code")
@@ -142,15 +144,7 @@ PLAN = """title = "t"
 seeds = [0, 1, 2]
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 4
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 16
-eval_samples = 4
-{arms}
+""" + toml_base(steps=4, eval_problems=16) + """{arms}
 [measures]
 primary = "pass@1"
 

@@ -240,3 +240,28 @@ def test_hostile_repetitions_of_the_new_rules_never_raise():
     for text in ("the answer is " + "minus " * 5000 + "4", "the answer is " + "20% of 150, which is " * 3000 + "4",
                  "the answer is " + "45. Wait, no: " * 3000 + "4"):
         extract_answer(text)
+
+
+# The grading modules' fingerprint that running studies record (studies 4 and 5, 2026-11-27), with reasoning-gym
+# 0.1.25. Canary for a silent failure met here: an edit to a fingerprinted module (even an error message) gives every
+# later run another grader, and a study whose runs straddle it leaves each arm's minority out.
+GRADER_OF_RUNNING_STUDIES = "f331665557e8"
+
+
+def test_the_grading_modules_are_the_ones_running_studies_record():
+    import hashlib
+
+    from grpo_lab.tasks import _GRADER_MODULES
+
+    here = Path(__file__).resolve().parents[1] / "grpo_lab" / "tasks"
+    h = hashlib.sha256()
+    for name in _GRADER_MODULES:  # grader_version's recipe, with the reasoning-gym version the studies record
+        h.update(name.encode() + b"\0" + (here / name).read_bytes())
+    h.update(b"reasoning-gym 0.1.25")
+    now = h.hexdigest()[:12]
+    assert now == GRADER_OF_RUNNING_STUDIES, (
+        f"the grading modules changed: their fingerprint is now {now}, the running studies' runs record "
+        f"{GRADER_OF_RUNNING_STUDIES}. Every run trained from here records {now}, and a study whose runs straddle "
+        "the change leaves each arm's minority out. If no line that grades changed, add it to the [[same_graders]] "
+        "of docs/results/smollm2-study4 and -study5's plans with the diff that shows it, then update "
+        "GRADER_OF_RUNNING_STUDIES; if grading changed, those studies' runs cannot be read across the change.")

@@ -26,19 +26,17 @@ from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim
 BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
             eval_problems=10, eval_samples=4)
 
+
+def toml_base(**changes) -> str:
+    """The lines of a test plan's ``[base]`` table: BASE with ``changes`` (one place for the tiny-LM settings that
+    the plans of every study test share, and that ``write_runs`` writes beside them)."""
+    return "".join(f"{k} = {json.dumps(v)}\n" for k, v in {**BASE, **changes}.items())
+
 PLAN = """title = "A two-arm study"
 seeds = [0, 1, 2]
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 2
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 10
-eval_samples = 4
-
+""" + toml_base() + """
 [arms.grpo]
 method = "grpo"
 
@@ -234,6 +232,47 @@ def test_a_run_graded_by_another_grader_is_left_out(tmp_path):
     result(plan, "sign", 1).write_text(json.dumps(res))
     assert "graded by 000000000000, while the arm's other runs record g1" in \
         refused(plan)["runs/base/results/sign-seed1.json"]
+
+
+def test_graders_the_plan_declares_alike_are_read_as_one(tmp_path):
+    """Study 4's case (2026-11-27): a grading module changed where nothing is graded (an import's error message), so
+    the runs after it record another fingerprint and each arm's minority was left out. A plan may declare the two
+    fingerprints alike, saying why: then every run is read as one grader's, and the report says so. A declaration
+    that does not name a run's fingerprint changes nothing for it."""
+    plan = make_study(tmp_path)
+    for m in ("grpo", "sign"):
+        for s in (0, 1, 2):
+            res = json.loads(result(plan, m, s).read_text())
+            res["eval"]["grader"] = "aaaaaaaaaaaa" if s < 2 else "bbbbbbbbbbbb"
+            result(plan, m, s).write_text(json.dumps(res))
+    assert "graded by bbbbbbbbbbbb, while the arm's other runs record aaaaaaaaaaaa" in \
+        refused(plan)["runs/base/results/sign-seed2.json"]
+    text = plan.read_text()
+
+    def declare(graders, why="only an error message changed"):
+        plan.write_text(text.replace("[base]", f"[[same_graders]]\ngraders = {json.dumps(graders)}\n"
+                                               f"why = {json.dumps(why)}\n\n[base]", 1))
+
+    declare(["aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+    study = Study.load(plan)
+    assert refused(plan) == {} and study.done == 6
+    assert any(d.startswith("The plan declares graders aaaaaaaaaaaa, bbbbbbbbbbbb to grade alike (only an error "
+                            "message changed); the runs read record aaaaaaaaaaaa, bbbbbbbbbbbb")
+               for d in study.detected_deviations())
+    assert not any(d.startswith("The arms were graded by more than one grader") for d in study.detected_deviations())
+    declare(["aaaaaaaaaaaa", "cccccccccccc"])
+    assert "runs/base/results/sign-seed2.json" in refused(plan)
+    for graders, why, match in ((["aaaaaaaaaaaa"], "x", "at least two distinct"),
+                                (["aaaaaaaaaaaa", "g1"], "x", "12 hex digits"),
+                                (["aaaaaaaaaaaa", "bbbbbbbbbbbb"], " ", "why must say")):
+        declare(graders, why)
+        with pytest.raises(PlanError, match=match):
+            read_plan(plan)
+    plan.write_text(text.replace("[base]", '[[same_graders]]\ngraders = ["aaaaaaaaaaaa", "bbbbbbbbbbbb"]\nwhy = "x"\n'
+                                           '[[same_graders]]\ngraders = ["bbbbbbbbbbbb", "cccccccccccc"]\nwhy = "y"\n\n'
+                                           '[base]', 1))
+    with pytest.raises(PlanError, match="bbbbbbbbbbbb is in two same_graders entries"):
+        read_plan(plan)
 
 
 def test_a_nan_score_is_left_out_not_counted(tmp_path):
@@ -512,16 +551,7 @@ SELECTION_PLAN = """title = "Best against best"
 seeds = [0, 1, 2]
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 2
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 10
-eval_samples = 4
-validation_problems = 10
-
+""" + toml_base(validation_problems=10) + """
 [arms.grpo-a]
 method = "grpo"
 learning_rate = 1e-4

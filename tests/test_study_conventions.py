@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from grpo_lab import stats
-from grpo_lab.study import (Hypothesis, Reading, Spec, Study, build, headline, judge, parse_measure, read_plan,
+from grpo_lab.study import (Hypothesis, Reading, Spec, Study, build, headline, judge, parse_measure,
                             verdict_word)
 from grpo_lab.study.readings import bootstrap, holm_levels
 

@@ -11,21 +11,13 @@ from scipy import stats as sps
 from grpo_lab.compare import result_problems
 from grpo_lab.study import PlanError, Study, build, read_plan
 
-from test_study import evaluation, write_runs
+from test_study import evaluation, toml_base, write_runs
 
 PLAN = """title = "Collapse and pass@1"
 seeds = [0, 1, 2, 3]
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 2
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 10
-eval_samples = 4
-
+""" + toml_base() + """
 [arms.grpo]
 method = "grpo"
 

@@ -3,17 +3,14 @@ result, raw traceback or data-loss path is a test here: refused or named, no tra
 study's folder, no file the study owns overwritten."""
 
 import json
-import math
 
-import numpy as np
 import pytest
 
 from grpo_lab.cli import build_parser, main
-from grpo_lab.io import write_json_atomic
-from grpo_lab.study import PlanError, Study, build, headline, read_plan
+from grpo_lab.study import PlanError, Study, headline, read_plan
 from grpo_lab.study.run import record_plan
 
-from test_study import evaluation, make_study, result
+from test_study import make_study, result
 
 
 def _edit(path, fn):

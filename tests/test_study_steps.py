@@ -8,22 +8,14 @@ import pytest
 from grpo_lab.study import PlanError, Study, read_plan
 from grpo_lab.study.render import step_sections
 
-from test_study import BASE, evaluation, write_runs
+from test_study import BASE, evaluation, toml_base, write_runs
 
 PLAN = """title = "Steps"
 seeds = [0, 1, 2]
 {steps}
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 2
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 10
-eval_samples = 4
-
+""" + toml_base() + """
 [arms.grpo]
 method = "grpo"
 
@@ -126,15 +118,7 @@ RATES = """title = "Two rates"
 seeds = [0, 1, 2, 3]
 
 [base]
-policy = "tiny-lm"
-task = "arithmetic"
-steps = 2
-prompts_per_step = 4
-group_size = 4
-train_problems = 64
-eval_problems = 40
-eval_samples = 8
-
+""" + toml_base(eval_problems=40, eval_samples=8) + """
 [arms.grpo-lo]
 method = "grpo"
 learning_rate = 1e-4

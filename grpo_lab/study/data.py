@@ -125,7 +125,8 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                                f"({recorded_fingerprint(cfg)}): edited after it was written?")
                     elif differing_keys(expected, shared_settings(cfg)):
                         why = f"its settings are not the arm's: {'; '.join(differing_keys(expected, shared_settings(cfg))[:3])}"
-                    elif plan.grader is not None and (r["eval"].get("grader") or "unrecorded") != plan.grader:
+                    elif plan.grader is not None and \
+                            plan.grader_of(r["eval"].get("grader") or "unrecorded") != plan.grader_of(plan.grader):
                         why = f"graded by {r['eval'].get('grader') or 'an unrecorded grader'}, the plan's is {plan.grader}"
                 if why is None:
                     why = unreadable_measure(plan, r)
@@ -145,8 +146,8 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             runs[seed], where[seed] = r, d
     graders = {}
     for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different
-        if r["eval"].get("grader"):
-            graders.setdefault(r["eval"]["grader"], []).append(seed)
+        if r["eval"].get("grader"):  # fingerprints the plan declares to grade alike count as one
+            graders.setdefault(plan.grader_of(r["eval"]["grader"]), []).append(seed)
     if len(graders) > 1:  # the arm's own grader: the one most of its runs record; the others are not comparable
         ranked = sorted(graders.items(), key=lambda kv: -len(kv[1]))
         if len(ranked[0][1]) == len(ranked[1][1]):
@@ -158,8 +159,9 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                 continue
             for seed in seeds:
                 refused.append((_rel(where[seed] / "results" / f"{run_name(arm.method, seed)}.json", plan.home),
-                                f"graded by {g}, while " + (f"the arm's other runs record {keep}" if keep else
-                                                             "the arm's runs split evenly between graders")))
+                                f"graded by {runs[seed]['eval']['grader']}, while " +
+                                (f"the arm's other runs record {keep}" if keep else
+                                 "the arm's runs split evenly between graders")))
                 runs.pop(seed)
                 where.pop(seed)
     missing = [s for s in arm.seeds if s not in runs]
@@ -356,13 +358,17 @@ class Study:
         for name, a in self.data.items():
             for seed, r in a.runs.items():
                 if r["eval"].get("grader"):
-                    graders.setdefault(r["eval"]["grader"], set()).add(name)
+                    graders.setdefault(self.plan.grader_of(r["eval"]["grader"]), set()).add(name)
                 else:
                     unrecorded.append(f"{name} seed {seed}")
         if unrecorded:
             out.append(f"{len(unrecorded)} runs record no grader (written before grpo-lab recorded it): "
                        f"{', '.join(unrecorded[:12])}{', ...' if len(unrecorded) > 12 else ''}; their scores "
                        "cannot be checked against the others' grader.")
+        for gs, why in self.plan.same_graders:
+            used = sorted({r["eval"].get("grader") for a in self.data.values() for r in a.runs.values()} & set(gs))
+            out.append(f"The plan declares graders {', '.join(gs)} to grade alike ({why}); the runs read record "
+                       + (", ".join(used) if used else "none of them") + ", each read as graded by " + gs[0] + ".")
         if len(graders) > 1:
             out.append("The arms were graded by more than one grader: " + "; ".join(
                 f"{g} ({', '.join(sorted(arms))})" for g, arms in graders.items()) +

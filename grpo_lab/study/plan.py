@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 TOP_KEYS = {"title", "question", "plan", "port", "seeds", "budget_hours", "report", "grader", "base", "tasks",
             "hypotheses",
             "arms", "selections", "measures", "analysis", "comparisons", "exploratory", "manipulation", "deviations",
-            "corrections", "extras", "outputs", "curves", "correlations", "steps", "extremes"}
+            "corrections", "extras", "outputs", "curves", "correlations", "steps", "extremes", "same_graders"}
 ARM_KEYS = {"method", "label", "dirs", "seeds"}
 RUN_FIELDS = {f.name for f in fields(RunConfig)} - set(PER_RUN)
 CORRECTIONS = ("holm", "none")
@@ -39,7 +39,8 @@ ANALYSIS_KEYS = ("seeds", "base", "tasks", "arms", "selections", "measures", "an
 LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerprinted: in a plan's fingerprint only where it has them
 # Not in the fingerprint: deviations, corrections, extras, outputs (what pages carry), `steps` (a descriptive table
 # of training-log quantities: it reads no comparison and draws no verdict) and `extremes` (which of some planned
-# comparisons lies furthest on each side: it adds no test, each keeps its family's verdict). Adding one after the
+# comparisons lies furthest on each side: it adds no test, each keeps its family's verdict), `same_graders` (two
+# fingerprints of one set of grading rules, a fact about the code, shown in the report). Adding one after the
 # runs does not mark them as trained under another analysis; git's history of the plan file still shows the edit.
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
@@ -163,6 +164,12 @@ class Plan:
     correlations: list = field(default_factory=list)
     steps: list = field(default_factory=list)  # Measures read from the training log, tabled per arm (descriptive)
     extremes: list = field(default_factory=list)  # Extreme readings of planned comparisons
+    same_graders: list = field(default_factory=list)  # [(fingerprints, why)]: graders declared to grade alike
+
+    def grader_of(self, g: str | None) -> str | None:
+        """The grader a run recording fingerprint ``g`` is read as: the first of its ``[[same_graders]]`` group
+        (fingerprints the plan declares to grade alike), else ``g`` itself."""
+        return next((gs[0] for gs, _ in self.same_graders if g in gs), g)
 
     @property
     def home(self) -> Path:
@@ -607,6 +614,22 @@ def read_plan(path) -> Plan:
         if any(x.text == m.text for x in steps):
             raise PlanError(f"{w}: steps[{i}]: {m.text} is listed twice")
         steps.append(m)
+    same_graders, seen_graders = [], set()
+    for where, t in _tables(raw, "same_graders", w, {"graders", "why"},
+                            "a same_graders entry is a table with graders (fingerprints) and why"):
+        gs = _need(t, "graders", list, where)
+        if len(gs) < 2 or len(set(gs)) != len(gs) or not all(isinstance(g, str) and re.fullmatch(r"[0-9a-f]{12}", g)
+                                                               for g in gs):
+            raise PlanError(f"{where}: graders must be at least two distinct grader fingerprints (12 hex digits, as "
+                            "results record them)")
+        if seen_graders & set(gs):
+            raise PlanError(f"{where}: {sorted(seen_graders & set(gs))[0]} is in two same_graders entries: make them one")
+        why = _need(t, "why", str, where).strip()
+        if not why:
+            raise PlanError(f"{where}: why must say what shows the fingerprints grade alike (the code's diff between "
+                            "them)")
+        seen_graders |= set(gs)
+        same_graders.append((tuple(gs), why))
     budget = raw.get("budget_hours")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
                                or not math.isfinite(budget) or budget <= 0):
@@ -660,6 +683,6 @@ def read_plan(path) -> Plan:
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
                 extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations,
-                steps=steps, extremes=extremes)
+                steps=steps, extremes=extremes, same_graders=same_graders)
 
 
