@@ -49,3 +49,66 @@ def test_the_paper_scale_plan_is_read_offline_and_keeps_the_papers_settings():
     s = Study.load(paper)
     assert s.done == 0 and len(units(plan)) == 84
     assert main(["study", "status", str(paper)]) == 0
+
+
+def _definitions(source: str) -> dict:
+    """``{qualified name: ast dump}`` of a module's functions and methods, with ``<module>`` and ``<Class>`` for the
+    statements outside them (a change anywhere shows as a changed, added or removed entry)."""
+    import ast
+
+    out, tree = {}, ast.parse(source)
+
+    def walk(body, prefix):
+        rest = []
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[prefix + node.name] = ast.dump(node)
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body, prefix + node.name + ".")
+                rest.append(ast.dump(ast.ClassDef(node.name, node.bases, node.keywords, [], node.decorator_list)))
+            else:
+                rest.append(ast.dump(node))
+        out[f"<{prefix.rstrip('.') or 'module'}>"] = "\n".join(rest)
+
+    walk(tree.body, "")
+    return out
+
+
+def test_the_graders_declared_alike_are_the_commits_they_name_and_differ_where_nothing_grades():
+    """Study 4's [[same_graders]]: each fingerprint recomputed from its commit's grading modules (grader_version's
+    recipe, reasoning-gym 0.1.25), and between consecutive ones only the definitions the declaration names differ:
+    canonical (added; the overlap line's) and _import_gym (a failed import's message)."""
+    import hashlib
+    import subprocess
+
+    from grpo_lab.tasks import _GRADER_MODULES
+
+    root = PLAN4.parents[3]
+    if subprocess.run(["git", "-C", str(root), "cat-file", "-e", "fc8d05d^{commit}"], capture_output=True).returncode:
+        raise AssertionError("this checkout has no history back to commit fc8d05d: clone without --depth")
+
+    def files(commit):
+        return {n: subprocess.run(["git", "-C", str(root), "show", f"{commit}:grpo_lab/tasks/{n}"],
+                                  capture_output=True, check=True).stdout for n in _GRADER_MODULES}
+
+    def fingerprint(fs):
+        h = hashlib.sha256()
+        for n in _GRADER_MODULES:
+            h.update(n.encode() + b"\0" + fs[n])
+        h.update(b"reasoning-gym 0.1.25")
+        return h.hexdigest()[:12]
+
+    commits = ["58d730c^", "58d730c", "fc8d05d"]
+    got = [files(c) for c in commits]
+    (declared, why), = read_plan(PLAN4).same_graders
+    assert [fingerprint(f) for f in got] == list(declared)
+    changed = []
+    for a, b in zip(got, got[1:]):
+        one = []
+        for n in _GRADER_MODULES:
+            da, db = _definitions(a[n].decode()), _definitions(b[n].decode())
+            one += [f"{n}:{k}" for k in da.keys() | db.keys() if da.get(k) != db.get(k)]
+        changed.append(sorted(one))
+    assert changed[0] == ["base.py:Task.canonical", "gym.py:GymTask.canonical"]  # added in 58d730c
+    assert changed[1] == ["gym.py:_import_gym"]  # fc8d05d: the message of a failed import
+    assert all(x in why for x in ("canonical", "_import_gym", "58d730c", "fc8d05d", "0.1.25"))
