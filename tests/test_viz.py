@@ -1,6 +1,8 @@
 """grpo_lab.viz, widgets and gradrank (issue 29): a figure has a title, labelled axes and a legend where it draws
 series, one colour per estimator; the widget renders a static figure headless; gradrank against an independent SVD."""
 
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -182,7 +184,7 @@ def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
     for se, band in ((0.01, True), (None, False), (0.0, False)):
         fig = viz.arms_per_seed(arms, ylabel="pass@1", start=(0.65, se), title="t")
         ax = fig.axes[0]
-        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert "the start" in labels
         assert any("sampling s.e." in t for t in labels) is band, labels
         assert (len(ax.patches) > 0) is band  # the band is drawn exactly where the legend names it
@@ -191,6 +193,19 @@ def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
     fig = viz.arms_per_seed(arms, ylabel="pass@1", title="t")
     colours = {ln.get_color() for ln in fig.axes[0].lines if ln.get_marker() == "o"}
     assert len(colours) == 2  # one colour per arm
+
+
+def test_arms_per_seed_keeps_its_legend_off_the_data():
+    """Twelve arms whose last interval reaches the top (study 4's figure): the legend sits beside the axes, so it
+    covers no dot and no interval; a floor-only clip is said as such."""
+    arms = {f"arm {i}": [0.1 + 0.04 * i, 0.15 + 0.04 * i, 0.3 + 0.04 * i] for i in range(12)}
+    fig = viz.arms_per_seed(arms, ylabel="pass@1", start=(0.08, 0.004), title="t", clip=(0.0, float("inf")))
+    fig.savefig(io.BytesIO(), format="png")  # lays the figure out as the report's file is
+    ax = fig.axes[0]
+    legend, box = fig.legends[0].get_window_extent(), ax.get_window_extent()
+    assert legend.x0 >= box.x1 - 1  # beside the axes, not over them
+    assert legend.x1 <= fig.bbox.x1 + 1  # and inside the figure
+    assert any(t.get_text().endswith("drawn at or above 0") for t in fig.legends[0].get_texts())
 
 
 def test_arms_per_seed_draws_a_fractions_interval_inside_its_range_when_asked():
@@ -205,4 +220,4 @@ def test_arms_per_seed_draws_a_fractions_interval_inside_its_range_when_asked():
     assert -0.15 < lo <= 0.0 and 1.0 <= hi < 1.15  # the clipped intervals and a margin
     ends = [y for c in ax.containers for seg in c.lines[2][0].get_segments() for _, y in seg]
     assert min(ends) >= 0.0 and max(ends) <= 1.0
-    assert any("within [0, 1]" in t.get_text() for t in ax.get_legend().get_texts())
+    assert any("within [0, 1]" in t.get_text() for t in fig.legends[0].get_texts())
