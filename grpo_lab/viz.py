@@ -745,8 +745,8 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
                   if len(labels) > 3 else "center")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    # beside the axes, not on them: inside, it covered the last arm's interval (study 4's report, 2026-11-27)
-    fig.legend(handles=handles, fontsize=7, loc="outside right upper")
+    # below the axes, not on them: inside, it covered the last arm's interval (study 4's report, 2026-11-27)
+    fig.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=2)
     return fig
 
 

@@ -196,15 +196,15 @@ def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
 
 
 def test_arms_per_seed_keeps_its_legend_off_the_data():
-    """Twelve arms whose last interval reaches the top (study 4's figure): the legend sits beside the axes, so it
-    covers no dot and no interval; a floor-only clip is said as such."""
+    """Twelve arms whose last interval reaches the top (study 4's figure): the legend sits below the axes, so it
+    covers no dot, no interval and not the title; a floor-only clip is said as such."""
     arms = {f"arm {i}": [0.1 + 0.04 * i, 0.15 + 0.04 * i, 0.3 + 0.04 * i] for i in range(12)}
     fig = viz.arms_per_seed(arms, ylabel="pass@1", start=(0.08, 0.004), title="t", clip=(0.0, float("inf")))
     fig.savefig(io.BytesIO(), format="png")  # lays the figure out as the report's file is
     ax = fig.axes[0]
     legend, box = fig.legends[0].get_window_extent(), ax.get_window_extent()
-    assert legend.x0 >= box.x1 - 1  # beside the axes, not over them
-    assert legend.x1 <= fig.bbox.x1 + 1  # and inside the figure
+    assert legend.y1 <= box.y0 + 1  # below the axes, not over them (nor over the title)
+    assert legend.y0 >= fig.bbox.y0 - 1 and legend.x1 <= fig.bbox.x1 + 1  # and inside the figure
     assert any(t.get_text().endswith("drawn at or above 0") for t in fig.legends[0].get_texts())
 
 
