@@ -249,19 +249,32 @@ GRADER_OF_RUNNING_STUDIES = "f331665557e8"
 
 
 def test_the_grading_modules_are_the_ones_running_studies_record():
-    import hashlib
+    from grpo_lab.tasks.fingerprint import grader_fingerprint, grading_sources
 
-    from grpo_lab.tasks import _GRADER_MODULES
-
-    here = Path(__file__).resolve().parents[1] / "grpo_lab" / "tasks"
-    h = hashlib.sha256()
-    for name in _GRADER_MODULES:  # grader_version's recipe, with the reasoning-gym version the studies record
-        h.update(name.encode() + b"\0" + (here / name).read_bytes())
-    h.update(b"reasoning-gym 0.1.25")
-    now = h.hexdigest()[:12]
+    now = grader_fingerprint(grading_sources(), "0.1.25")  # with the reasoning-gym version the studies record
     assert now == GRADER_OF_RUNNING_STUDIES, (
         f"the grading modules changed: their fingerprint is now {now}, the running studies' runs record "
         f"{GRADER_OF_RUNNING_STUDIES}. Every run trained from here records {now}, and a study whose runs straddle "
         "the change leaves each arm's minority out. If no line that grades changed, add it to the [[same_graders]] "
         "of docs/results/smollm2-study4 and -study5's plans with the diff that shows it, then update "
         "GRADER_OF_RUNNING_STUDIES; if grading changed, those studies' runs cannot be read across the change.")
+
+
+def test_grader_version_and_the_pure_fingerprint_agree():
+    """grader_version keeps its own copy of the recipe (editing grpo_lab/tasks/__init__.py would move the running
+    studies' grader); this fails the day the two copies disagree."""
+    import importlib.metadata as md
+
+    from grpo_lab.tasks import _GRADER_MODULES, grader_version
+    from grpo_lab.tasks.fingerprint import grader_fingerprint, grading_sources
+
+    try:
+        gym = md.version("reasoning-gym")
+    except md.PackageNotFoundError:
+        gym = None
+    assert grader_fingerprint(grading_sources(), gym) == grader_version()
+    src = grading_sources()
+    assert grader_fingerprint(src, gym) != grader_fingerprint({**src, "gym.py": src["gym.py"] + b"#"}, gym)
+    assert grader_fingerprint(src, "0.1.25") != grader_fingerprint(src, None)
+    with pytest.raises(ValueError, match="gsm8k.py"):
+        grader_fingerprint({n: b"" for n in _GRADER_MODULES if n != "gsm8k.py"}, gym)

@@ -78,10 +78,10 @@ def test_the_graders_declared_alike_are_the_commits_they_name_and_differ_where_n
     """Study 4's [[same_graders]]: each fingerprint recomputed from its commit's grading modules (grader_version's
     recipe, reasoning-gym 0.1.25), and between consecutive ones only the definitions the declaration names differ:
     canonical (added; the overlap line's) and _import_gym (a failed import's message)."""
-    import hashlib
     import subprocess
 
     from grpo_lab.tasks import _GRADER_MODULES
+    from grpo_lab.tasks.fingerprint import grader_fingerprint
 
     root = PLAN4.parents[3]
     if subprocess.run(["git", "-C", str(root), "cat-file", "-e", "fc8d05d^{commit}"], capture_output=True).returncode:
@@ -91,17 +91,10 @@ def test_the_graders_declared_alike_are_the_commits_they_name_and_differ_where_n
         return {n: subprocess.run(["git", "-C", str(root), "show", f"{commit}:grpo_lab/tasks/{n}"],
                                   capture_output=True, check=True).stdout for n in _GRADER_MODULES}
 
-    def fingerprint(fs):
-        h = hashlib.sha256()
-        for n in _GRADER_MODULES:
-            h.update(n.encode() + b"\0" + fs[n])
-        h.update(b"reasoning-gym 0.1.25")
-        return h.hexdigest()[:12]
-
     commits = ["58d730c^", "58d730c", "fc8d05d"]
     got = [files(c) for c in commits]
     (declared, why), = read_plan(PLAN4).same_graders
-    assert [fingerprint(f) for f in got] == list(declared)
+    assert [grader_fingerprint(f, "0.1.25") for f in got] == list(declared)
     changed = []
     for a, b in zip(got, got[1:]):
         one = []
