@@ -81,6 +81,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
     runs, where, refused = {}, {}, []
     start, start_dir = None, None
     expected = shared_settings(arm.config)
+    with_log = plan.reads_training_log
     for d in dirs:
         if not (d / "config.json").is_file():
             if (d / "results").is_dir() and any((d / "results").glob("*.json")):  # issue 58: say which file is gone
@@ -141,7 +142,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             if why is not None:
                 refused.append((name, why))
                 continue
-            if plan.reads_training_log:
+            if with_log:
                 r = _with_log(r, d / "metrics" / f"{run_name(arm.method, seed)}.jsonl")
             runs[seed], where[seed] = r, d
     graders = {}

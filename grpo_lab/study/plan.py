@@ -165,6 +165,7 @@ class Plan:
     steps: list = field(default_factory=list)  # Measures read from the training log, tabled per arm (descriptive)
     extremes: list = field(default_factory=list)  # Extreme readings of planned comparisons
     same_graders: list = field(default_factory=list)  # [(fingerprints, why)]: graders declared to grade alike
+    reads: list = field(default_factory=list)  # [(Measure, arm names, where in the plan)]: every measure read
 
     def grader_of(self, g: str | None) -> str | None:
         """The grader a run recording fingerprint ``g`` is read as: the first of its ``[[same_graders]]`` group
@@ -185,11 +186,9 @@ class Plan:
     @property
     def reads_training_log(self) -> bool:
         """Whether any measure the plan reads comes from the training log (a ``history`` metric): only then does
-        the engine read each run's metrics file beside its result (:func:`grpo_lab.study.data.read_arm`)."""
-        read = [self.primary, *self.secondary, *self.steps, *self.manipulation.values(),
-                *(s.measure for s in [*self.comparisons, *self.exploratory]), *(s.by for s in self.selections.values()),
-                *(c.measure for c in self.curves), *(m for c in self.correlations for m in (c.x, c.y))]
-        return any(m.metric.source == "history" for m in read)
+        the engine read each run's metrics file beside its result (:func:`grpo_lab.study.data.read_arm`). Read off
+        :attr:`reads`, the one list of what the plan reads that ``read_plan`` also checks each arm can give."""
+        return any(m.metric.source == "history" for m, _, _ in self.reads)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -655,20 +654,16 @@ def read_plan(path) -> Plan:
     def members(name: str) -> list:
         return selections[name].among if name in selections else [name]
 
-    for m in [primary, *secondary]:
-        can_give(m, arms, f"{w}: [measures]")
-    for spec in [*comparisons, *exploratory]:
-        can_give(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start"
-                                for x in members(n)], f"{w}: {spec.label!r}")
-    for sel in selections.values():
-        can_give(sel.by, sel.among, f"{w}: [selections.{sel.name}]")
-    for cv in curves:
-        can_give(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}")
-    for name, m in manipulation.items():
-        can_give(m, [name], f"{w}: [manipulation]")
-    for co in correlations:
-        for m in (co.x, co.y):
-            can_give(m, list(co.arms), f"{w}: correlation {co.label!r}")
+    reads = [*((m, list(arms), f"{w}: [measures]") for m in [primary, *secondary]),
+             *((m, list(arms), f"{w}: steps") for m in steps),
+             *((spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start" for x in members(n)],
+                f"{w}: {spec.label!r}") for spec in [*comparisons, *exploratory]),
+             *((sel.by, sel.among, f"{w}: [selections.{sel.name}]") for sel in selections.values()),
+             *((cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}") for cv in curves),
+             *((m, [name], f"{w}: [manipulation]") for name, m in manipulation.items()),
+             *((m, list(co.arms), f"{w}: correlation {co.label!r}") for co in correlations for m in (co.x, co.y))]
+    for m, names, where in reads:
+        can_give(m, names, where)
     owned = {path, *((path.parent / raw["plan"]).resolve() for _ in [0] if isinstance(raw.get("plan"), str)),
              *(d for ds in resolved.values() for d in ds),
              *(p.resolve() for ex in [raw.get("extras")] if isinstance(ex, str) for p in [path.parent / ex])}
@@ -683,6 +678,6 @@ def read_plan(path) -> Plan:
                 comparisons=comparisons, exploratory=exploratory, manipulation=manipulation, curves=curves,
                 deviations=list(raw.get("deviations", [])), corrections=list(raw.get("corrections", [])),
                 extras=_need(raw, "extras", str, w, None), outputs=outputs, raw=raw, correlations=correlations,
-                steps=steps, extremes=extremes, same_graders=same_graders)
+                steps=steps, extremes=extremes, same_graders=same_graders, reads=reads)
 
 
