@@ -7,6 +7,7 @@ lists the deviations it detects."""
 
 import json
 import math
+import re
 import shutil
 import subprocess
 from dataclasses import asdict
@@ -779,6 +780,60 @@ def test_an_output_page_carries_the_whole_verdict_or_only_the_headline(tmp_path)
     assert short.startswith("before\n") and short.endswith("\nafter\n")
     plan.write_text(plan.read_text().replace('form = "headline"', 'form = "short"'))
     with pytest.raises(PlanError, match=r"\[\[outputs\]\] #2: form 'short' is not one of 'verdict', 'headline'"):
+        read_plan(plan)
+
+
+@pytest.mark.parametrize("means, ahead", [({"grpo": 0.3, "sign": 0.7}, "sign"), ({"grpo": 0.7, "sign": 0.3}, "grpo")])
+def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, ahead):
+    """``form = "data"``: the whole page is the study's readings as JSON (each run's measures, the planned
+    differences with their intervals, the headline), written with the report and checked by ``--check``; reversed
+    data reverse it."""
+    from grpo_lab.study import write_or_check
+
+    plan = make_study(tmp_path, means=means)
+    plan.write_text(plan.read_text() + '\n[[outputs]]\npage = "pkg/study.json"\nform = "data"\n')
+    with pytest.raises(PlanError, match="data page .*pkg/study.json: its directory does not exist"):
+        build(plan, root=tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "study.json").write_text('{"mine": 1}')
+    with pytest.raises(PlanError, match="was not written by `grpo-lab study report`: it is not overwritten"):
+        build(plan, root=tmp_path)
+    (tmp_path / "pkg" / "study.json").unlink()
+    want, _ = build(plan, root=tmp_path)
+    data = json.loads(want[tmp_path / "pkg" / "study.json"])
+    study = Study.load(plan)
+    assert data["done"] == data["total"] == 6 and data["complete"] and data["primary"] == "pass@1"
+    for arm in ("grpo", "sign"):
+        got = {int(s): v["pass@1"] for s, v in data["arms"][arm]["seeds"].items()}
+        assert got == pytest.approx(study.values(arm)) and set(got) == {0, 1, 2}
+        assert data["arms"][arm]["method"] == arm and "greedy" in data["arms"][arm]["seeds"]["0"]
+        assert data["arms"][arm]["start"]["pass@1"][0] == pytest.approx(study.start(arm)[0])
+    first = data["planned"][0]
+    r = study.reading(first["label"])
+    assert (first["d"], first["lo"], first["hi"]) == pytest.approx((r.d, r.lo, r.hi))
+    assert first["separated"] is True and (first["d"] > 0) == (ahead == "sign")
+    assert data["headline"] == headline(study) and data["plan"] == "plan.toml"
+    assert write_or_check(want, check=False, echo=lambda m: None) == 0
+    assert write_or_check(build(plan, root=tmp_path)[0], check=True, echo=lambda m: None) == 0
+    res = tmp_path / "runs" / "base" / "results" / "sign-seed0.json"
+    changed = json.loads(res.read_text())
+    ev = changed["eval"]  # a run that changed: the data file is now stale
+    ev["correct"] = [ev["n_samples"] - c for c in ev["correct"]]
+    ev["pass_at_k"]["1"] = 1 - ev["pass_at_k"]["1"]
+    res.write_text(json.dumps(changed))
+    said = []
+    assert write_or_check(build(plan, root=tmp_path)[0], check=True, echo=said.append) == 1
+    assert any("study.json differs" in x for x in said)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('page = "s.json"\nform = "data"\nmarkers = "v"', "form 'data' writes the whole file, so it takes no markers"),
+    ('page = "s.md"\nform = "data"', "its page must end in .json, got 's.md'"),
+])
+def test_a_data_output_is_a_whole_json_file(tmp_path, entry, message):
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text() + f"\n[[outputs]]\n{entry}\n")
+    with pytest.raises(PlanError, match=re.escape(message)):
         read_plan(plan)
 
 

@@ -43,7 +43,8 @@ LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerpr
 # fingerprints of one set of grading rules, a fact about the code, shown in the report). Adding one after the
 # runs does not mark them as trained under another analysis; git's history of the plan file still shows the edit.
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
-FORMS = ("verdict", "headline")  # what an [[outputs]] page carries: see render.verdict_line
+FORMS = ("verdict", "headline", "data")  # what an [[outputs]] page carries: render.verdict_line; "data": a JSON
+# file of the readings (render.study_data), for a notebook to read and assert
 
 
 @dataclass
@@ -584,10 +585,18 @@ def read_plan(path) -> Plan:
     outputs = []
     for where, o in _tables(raw, "outputs", w, {"page", "markers", "link", "form"},
                             "an output is a table with page, markers and link"):
-        out = {k: _need(o, k, str, where) for k in ("page", "markers", "link")}
-        out["form"] = _need(o, "form", str, where, "verdict")
-        if out["form"] not in FORMS:
-            raise PlanError(f"{where}: form {out['form']!r} is not one of {', '.join(map(repr, FORMS))}")
+        form = _need(o, "form", str, where, "verdict")
+        if form not in FORMS:
+            raise PlanError(f"{where}: form {form!r} is not one of {', '.join(map(repr, FORMS))}")
+        if form == "data":  # a whole file the engine owns: no markers in it, no link from it
+            extra = sorted(set(o) & {"markers", "link"})
+            if extra:
+                raise PlanError(f"{where}: form 'data' writes the whole file, so it takes no {' or '.join(extra)}")
+            out = {"page": _need(o, "page", str, where), "form": form}
+            if not out["page"].endswith(".json"):
+                raise PlanError(f"{where}: form 'data' writes JSON: its page must end in .json, got {out['page']!r}")
+        else:
+            out = {**{k: _need(o, k, str, where) for k in ("page", "markers", "link")}, "form": form}
         outputs.append(out)
     extremes = []
     by_label = {c.label: c for c in comparisons}

@@ -4,6 +4,7 @@ the extras module, ``--check``. Part of :mod:`grpo_lab.study`."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 from .. import stats
@@ -337,6 +338,10 @@ def build(plan_path, root: Path | None = None) -> tuple[dict, object]:
     root = root or _root(p.home)
     for o in p.outputs:
         page = root / o["page"]
+        if o["form"] == "data":
+            _own_data_file(page, p)
+            want[page] = json.dumps(study_data(study), indent=1, sort_keys=True, allow_nan=False) + "\n"
+            continue
         text = want.get(page, page.read_text() if page.is_file() else "")
         want[page] = fill(text, o["markers"], verdict_line(study, o["link"], o["form"]), str(page))
     if extras and hasattr(extras, "outputs"):  # given the pages so far, so that it can add to one of them
@@ -349,6 +354,77 @@ def build(plan_path, root: Path | None = None) -> tuple[dict, object]:
         if extras and hasattr(extras, "draw"):
             extras.draw(study)
     return want, drawing
+
+
+def _number(x):
+    """A float for JSON, None where there is none (a missing or non-finite value is never written as NaN)."""
+    import math
+
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def _own_data_file(page: Path, plan: Plan) -> None:
+    """A data output writes a whole file: refuse one that is not this engine's (a user's file is never overwritten),
+    and a directory that does not exist (a typo in the page is not created)."""
+    if not page.parent.is_dir():
+        raise PlanError(f"{plan.path.name}: [[outputs]] data page {page}: its directory does not exist")
+    if page.exists():
+        try:
+            mine = json.loads(page.read_text()).get("written_by") == WRITTEN_BY
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            mine = False
+        if not mine:
+            raise PlanError(f"{plan.path.name}: [[outputs]] data page {page} exists and was not written by "
+                            f"`{WRITTEN_BY}`: it is not overwritten (remove it, or name another page)")
+
+
+WRITTEN_BY = "grpo-lab study report"
+
+
+def study_data(study: Study) -> dict:
+    """What a notebook reads of a study (an ``[[outputs]]`` page with ``form = "data"``): every arm's finished runs
+    on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
+    conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
+    the family is complete); each hypothesis's judgement; each curve's points; and the headline. Written as JSON
+    with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
+    change (lesson 10 reads study 4's)."""
+    from ..compare import shared_settings
+    from .readings import judge
+
+    p = study.plan
+    settings = {n: shared_settings(a.config) for n, a in p.arms.items()}
+    varied = sorted(k for k in set().union(*settings.values())
+                    if len({repr(s.get(k)) for s in settings.values()}) > 1)
+    measures = [p.primary, *p.secondary]
+    arms = {}
+    for name, a in study.data.items():
+        arms[name] = {
+            "method": a.arm.method,
+            "settings": {k: settings[name].get(k) for k in varied},
+            "seeds": {str(seed): {m.text: _number(m.of(r)) for m in measures} for seed, r in sorted(a.runs.items())},
+            "start": {m.text: [_number(x) for x in st] for m in measures
+                      for st in [study.start(name, m)] if st is not None},
+        }
+    planned = []
+    for family, rows in study.readings.items():
+        for r in rows:
+            planned.append({"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
+                            "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
+                            "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
+                            "separated": r.apart, "why_not": r.why_not})
+    hypotheses = []
+    for h in p.hypotheses:
+        j = judge(h, study.reading(h.test))
+        hypotheses.append({"name": h.name, "says": h.says, "test": h.test, "predicts": h.predicts,
+                           "size": h.size, "verdict": j.verdict, "size_rule": j.size,
+                           "rule_interval": [_number(j.rule_lo), _number(j.rule_hi)], "rule_level": j.rule_level})
+    curves = [{"label": c.curve.label, "x": c.curve.x, "measure": c.curve.measure.text,
+               "lines": {line: [[_number(x), _number(m), _number(lo), _number(hi), n] for x, m, lo, hi, n in pts]
+                         for line, pts in c.lines.items()}} for c in study.curves]
+    return {"written_by": WRITTEN_BY, "title": p.title, "plan": _rel(p.path, _root(p.home)), "done": study.done, "total": study.total,
+            "complete": study.complete, "alpha": p.alpha, "correction": p.correction, "df": p.df,
+            "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
+            "planned": planned, "hypotheses": hypotheses, "curves": curves, "headline": headline(study)}
 
 
 def _root(start: Path) -> Path:
