@@ -341,7 +341,8 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
 
 
 def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None,
-          reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025, log: bool = True) -> Figure:
+          reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025, log: bool = True,
+          legend_below: bool = False) -> Figure:
     """Final metric (mean, lo, hi) against a swept setting, one line per estimator or setting (notebooks 04, 05).
 
     Bars are 95% t-intervals over ``n_seeds`` seeds, clipped to ``clip`` (fractions by default; None: not
@@ -350,6 +351,8 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
     (issue 40: grpo and drgrpo both at 0.570 hid each other). ``reference``: a ``(value, label)`` drawn as a
     dotted horizontal line (e.g. the starting policy's value). ``log=False``: a linear x axis (a setting that can
     be 0), each series dodged by ``dodge`` of the axis' span. A point may be NaN (a series without that setting).
+    ``legend_below``: the legend under the axes instead of on them, for wide intervals that reach its corner (a
+    study's curve, lesson 10).
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
     if reference is not None:
@@ -382,8 +385,9 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
     ax.set_ylabel(ylabel)
     _note_zoom(ax, ylabel)
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, fontsize=7, ncols=2,
-              title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None, title_fontsize=7)
+    where = dict(loc="outside lower center") if legend_below else {}
+    (fig if legend_below else ax).legend(handles, labels, fontsize=7, ncols=2, title_fontsize=7, **where,
+                                         title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None)
     return fig
 
 

@@ -179,6 +179,19 @@ def test_a_second_series_of_one_estimator_keeps_its_colour_and_looks_different()
     assert second.get_markerfacecolor() == "white" != first.get_markerfacecolor()
 
 
+def test_a_sweep_can_put_its_legend_below_the_axes():
+    """A study's curve (study 4: intervals over three seeds reach the top corner): ``legend_below`` lays the legend
+    under the axes; by default it stays on them, as the lessons' sweeps draw it."""
+    rows = {m: [(0.45, 0.0, 1.0), (0.5, 0.1, 0.9)] for m in ("sign", "drgrpo", "sign, other", "drgrpo, other")}
+    for below in (True, False):
+        fig = viz.sweep([1e-4, 1e-3], rows, xlabel="lr", ylabel="pass@1", title="t", legend_below=below)
+        fig.savefig(io.BytesIO(), format="png")
+        box = fig.axes[0].get_window_extent()
+        legend = (fig.legends[0] if below else fig.axes[0].get_legend()).get_window_extent()
+        assert (legend.y1 <= box.y0 + 1) == below and legend.y0 >= fig.bbox.y0 - 1
+        assert len(fig.legends) == int(below) and (fig.axes[0].get_legend() is None) == below
+
+
 def test_arms_per_seed_says_the_start_band_only_where_it_draws_one():
     arms = {"grpo": [0.70, 0.72, 0.68], "sign": [0.66, 0.69, 0.71]}
     for se, band in ((0.01, True), (None, False), (0.0, False)):

@@ -41,7 +41,7 @@ def draw(study: Study) -> None:
         seeds = sorted({n for pts in cr.lines.values() for *_, n in pts})
         fig = sweep(xs, series, xlabel=cr.curve.x, ylabel=cr.curve.measure.text, title=f"{p.title} — {cr.curve.label}",
                     n_seeds=seeds[0] if len(seeds) == 1 else None, log=all(x > 0 for x in xs),
-                    clip=cr.curve.measure.metric.clip)
+                    clip=cr.curve.measure.metric.clip, legend_below=True)
         fig.savefig(p.home / curve_file(i, cr.curve))
 
     for i, co in enumerate(study.correlations):  # issue 59: one dot per run, e.g. ACR against pass@1
