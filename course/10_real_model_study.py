@@ -25,7 +25,8 @@
 # `docs/results/smollm2-study2/`, whose `PLAN.md` was committed before the first run; the report and
 # the replication report `docs/replication-2605.07689.md` come from the same runs); section 7 reads the
 # **pilot** that came before it (`grpo_lab/data/smollm2_study.json`, from `docs/results/smollm2-study-*`);
-# section 10 reads **study 3** (`grpo_lab/data/smollm2_study3.json`, from `docs/results/smollm2-study3/`).
+# section 10 reads **study 3** (`grpo_lab/data/smollm2_study3.json`, from `docs/results/smollm2-study3/`); section 11
+# reads **study 4** (`grpo_lab/data/smollm2_study4.json`, from `docs/results/smollm2-study4/`).
 
 # %%
 import json
@@ -847,3 +848,122 @@ assert abs(s["reward last"] - s["reward first"]) < 0.03 and g["reward last"] > 3
 assert abs(s["completion_length last"] - s["completion_length first"]) < 2  # Sign's length barely changed ...
 assert g["completion_length last"] < g["completion_length first"] - 8  # ... Dr.GRPO's completions got shorter
 assert "against the paper's direction" in S3["left_words"]
+
+# %% [markdown]
+# ## 11. Study 4: a shared rate in between, or the paper's optimizer?
+#
+# Study 3's rates were 1e-4, 3e-4 and 1e-3. Sign's pass@1 peaked sharply at 3e-4; Dr.GRPO's was flat from 1e-4
+# to 3e-4; both collapsed at 1e-3. Between 3e-4 and 1e-3 nothing was measured, and that is where a shared rate
+# could suit Sign and not Dr.GRPO, if Sign's noisier gradient needed a larger step. Study 4
+# (`docs/results/smollm2-study4/`, plan committed before its first run) adds the rates 4.5e-4 and 6.7e-4
+# (log-spaced between the two), two more seeds at 1e-3, and both methods under the optimizer the paper's authors
+# describe to their referees: AdamW with β2 = 0.95 instead of 0.999, a linear warmup (6 of the 64 steps), then
+# cosine decay, from a peak of 3e-4 (study 3's best shared rate). Study 3's runs are its points at 1e-4, 3e-4
+# and 1e-3: same task, splits, start, budget and evaluation, and the engine checked that their settings match.
+#
+# Where the numbers come from: `grpo_lab/data/smollm2_study4.json`, the study's readings as data, written by
+# `grpo-lab study report docs/results/smollm2-study4/plan.toml` from the tracked runs (checked by
+# `report --check` in the tests). The cells below redo the engine's numbers from the per-seed values and say how
+# many of the study's runs had finished when the data were written.
+
+# %% [exercise-md]
+# ### Exercise 10.8 — predict first
+# Study 3 measured Sign − Dr.GRPO in test pass@1 at three shared rates: about −0.32 at 1e-4, +0.03 at 3e-4, and
+# about 0 at 1e-3, where both had collapsed. Predict Sign − Dr.GRPO at the shared rate **6.7e-4**, as a
+# difference of fractions (+0.10: Sign ten points ahead; −0.10: Dr.GRPO ten points ahead). Commit to a number
+# before you run the next cell.
+
+# %% [exercise]
+def my_gap_at_6_7e_4():
+    ### BEGIN SOLUTION
+    return 0.05  # the hypothesis study 4 tested: Sign's larger, noisier steps still learn where Dr.GRPO has degraded
+    # (what the runs show is in the next cells)
+    ### END SOLUTION
+
+# %%
+S4 = json.loads((DATA / "smollm2_study4.json").read_text())
+print(f"study 4: {S4['done']} of {S4['total']} runs finished when the data were written"
+      + ("" if S4["complete"] else " (interim: no verdict yet; the readings below are descriptive)"))
+
+
+def s4(arm, measure="pass@1"):
+    """Per-seed values of ``measure`` in study 4's arm ``arm`` (its finished runs, in seed order)."""
+    return [v[measure] for _, v in sorted(S4["arms"][arm]["seeds"].items(), key=lambda kv: int(kv[0]))]
+
+
+def lr(x):
+    """A learning rate as the plan writes it: 4.5e-4, not 0.00045."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def arm_at(method, rate, paper=False):
+    """Study 4's arm of ``method`` at peak rate ``rate``, under the paper's optimizer or the constant-rate one."""
+    found = [a for a, v in S4["arms"].items() if v["method"] == method and v["settings"]["learning_rate"] == rate
+             and (v["settings"]["lr_scheduler"] == "cosine") == paper]
+    assert len(found) == 1, (method, rate, paper, found)
+    return found[0]
+
+
+curve = S4["curves"][0]  # pass@1 against the learning rate: one line per method and optimizer
+assert curve["x"] == "learning_rate" and curve["measure"] == "pass@1"
+for line, points in curve["lines"].items():
+    method, paper = line.split(",")[0], "," in line
+    for x, m, lo, hi, n in points:  # every point of the engine's curve, redone from the per-seed values
+        v = s4(arm_at(method, x, paper))
+        assert n == len(v) and np.isclose(m, np.mean(v)), (line, x)
+        if n > 1:
+            assert np.allclose((lo, hi), mean_ci(v)[1:]), (line, x)
+RATES4 = sorted({x for x, *_ in curve["lines"]["sign"]})
+PAIRS = {x: (arm_at("sign", x), arm_at("drgrpo", x)) for x in RATES4}
+PAIRS["paper"] = (arm_at("sign", 3e-4, paper=True), arm_at("drgrpo", 3e-4, paper=True))
+gap = {x: diff_ci(s4(a), s4(b), df=S4["df"]) for x, (a, b) in PAIRS.items()}
+planned4 = {row["label"]: row for row in S4["planned"]}
+for label, row in planned4.items():  # the engine's planned differences, redone here (per-comparison 95%)
+    x = "paper" if "paper's optimizer" in label else float(label.split("at lr ")[1].split()[0])
+    assert np.allclose(gap[x], (row["d"], row["lo"], row["hi"])), (label, gap[x])
+for x, (d, lo, hi) in gap.items():
+    where = "the paper's optimizer (peak 3e-4)" if x == "paper" else f"shared lr {lr(x)}"
+    print(f"Sign − Dr.GRPO at {where:34s} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]  ({S4['df']} df, 95% before Holm; "
+          f"{len(s4(PAIRS[x][0]))} and {len(s4(PAIRS[x][1]))} seeds)")
+series = {}
+for line, points in curve["lines"].items():
+    at = {x: (m, m if lo is None else lo, m if hi is None else hi) for x, m, lo, hi, _ in points}
+    series[line.replace("adam_beta2 0.95, lr_scheduler cosine, warmup_steps 6", "the paper's optimizer")] = [
+        at.get(x, (float("nan"),) * 3) for x in RATES4]
+display(viz.sweep(RATES4, series, xlabel="learning rate (peak rate under the paper's optimizer)",
+                  ylabel="pass@1 on the test split", reference=(S4["arms"][arm_at("sign", 3e-4)]["start"]["pass@1"][0],
+                                                               "the start"),
+                  title=f"Study 4: pass@1 against the learning rate ({S4['done']} of {S4['total']} runs)",
+                  legend_below=True))
+
+# %% [check]
+checks.check_prediction(my_gap_at_6_7e_4(), gap[6.7e-4][0], "exercise 10.8: Sign − Dr.GRPO at lr 6.7e-4",
+                        tol=(gap[6.7e-4][2] - gap[6.7e-4][1]) / 2, fraction=True, source="the shipped study")
+
+# %% [markdown]
+# **Which way does a shared rate move the gap?** The next cell reads, from the same per-seed values, where each
+# method peaks and on which side every shared rate's difference lies. It also reads one thing the plan does not
+# compare, so it is an illustration and not a finding: the gap you would measure if each method ran at a
+# *different* rate, as happens when a rate is tuned for one method and reused for the other.
+
+# %%
+best = {m: max(RATES4, key=lambda x: np.mean(s4(arm_at(m, x)))) for m in ("sign", "drgrpo")}
+ahead = {x: "Sign" if d > 0 else "Dr.GRPO" for x, (d, lo, hi) in gap.items() if x != "paper" and (lo > 0 or hi < 0)}
+cross = {(xs, xd): np.mean(s4(arm_at("sign", xs))) - np.mean(s4(arm_at("drgrpo", xd))) for xs in RATES4 for xd in RATES4}
+most = {side: pick(cross, key=cross.get) for side, pick in (("Sign", max), ("Dr.GRPO", min))}
+print("each method's best shared rate (mean test pass@1):", {m: lr(x) for m, x in best.items()})
+print("shared rates whose 95% interval (before Holm) excludes 0:", {lr(x): who for x, who in ahead.items()} or "none")
+for side, (xs, xd) in most.items():
+    print(f"mismatched rates, largest gap in {side}'s favour: Sign at {lr(xs)}, Dr.GRPO at {lr(xd)}: "
+          f"{cross[(xs, xd)]:+.3f} (means, not a planned comparison)")
+assert all(np.isclose(cross[(x, x)], gap[x][0]) for x in RATES4)  # the diagonal is the shared-rate gap
+assert cross[most["Sign"]] >= max(gap[x][0] for x in RATES4) and cross[most["Dr.GRPO"]] <= min(gap[x][0] for x in RATES4)
+assert cross[most["Sign"]] > 0.35 and cross[most["Dr.GRPO"]] < -0.35  # mismatched: near the paper's size, both ways
+
+# %% [markdown]
+# **Reading it.** The shared-rate differences above are descriptive until every run has finished: the verdicts on
+# the study's predictions (a shared rate, or the paper's optimizer, puts Sign ahead by more than +0.10, after Holm)
+# are the engine's, in the study's report. The mismatched-rate line holds whatever those verdicts say: two methods
+# run at different rates can differ by about as much as the paper's +0.454, in either direction, so a comparison
+# of estimators is fair only at rates chosen for each (the compare guide, `docs/guide/compare.md`).
