@@ -12,7 +12,7 @@ import grpo_lab
 LAYERS = [
     {"_checks", "choices", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
-    {"advantages", "tasks.gsm8k", "tasks.gym", "tasks"},
+    {"advantages", "tasks.gsm8k", "tasks.gym", "tasks", "tasks.fingerprint"},
     {"starvation", "sampling", "config", "policy", "generation"},
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "report"},
