@@ -907,10 +907,10 @@ def arm_at(method, rate, paper=False):
 
 curve = S4["curves"][0]  # pass@1 against the learning rate: one line per method and optimizer
 assert curve["x"] == "learning_rate" and curve["measure"] == "pass@1"
-for line, points in curve["lines"].items():
-    method, paper = line.split(",")[0], "," in line
-    for x, m, lo, hi, n in points:  # every point of the engine's curve, redone from the per-seed values
-        v = s4(arm_at(method, x, paper))
+for line, points in curve["lines"].items():  # every point of the engine's curve, redone from the per-seed values
+    for (x, m, lo, hi, n), arm in zip(points, curve["arms"][line], strict=True):  # the arm behind each point
+        assert S4["arms"][arm]["settings"]["learning_rate"] == x, (line, x, arm)
+        v = s4(arm)
         assert n == len(v) and np.isclose(m, np.mean(v)), (line, x)
         if n > 1:
             assert np.allclose((lo, hi), mean_ci(v)[1:]), (line, x)

@@ -69,6 +69,34 @@ def test_a_curve_has_a_line_per_method_and_setting_with_each_arms_mean(tmp_path)
             v = list(s.values(arm).values())
             assert m == pytest.approx(np.mean(v)) and lo < m < hi and n == 3
     assert [x for x, *_ in cr.lines["sign, adam_beta2 0.95"]] == [1e-3]
+    assert cr.arms == {"grpo": ["grpo-lo", "grpo-hi"], "sign": ["sign-lo", "sign-hi"],
+                       "sign, adam_beta2 0.95": ["sign-paper"]}
+
+
+def test_each_point_names_its_arm_in_the_data_output_whatever_order_the_plan_declares_them(tmp_path):
+    """A notebook pairs each curve point with the arm behind it from the data output (no parsing of a line's
+    label): the arms follow the points' x order even when the plan declares the high rate first."""
+    import json
+
+    from grpo_lab.study import build
+
+    lo = '[arms.grpo-lo]\nmethod = "grpo"\nlearning_rate = 1e-4\n\n'
+    text = PLAN.replace(lo, "").replace("[arms.sign-lo]", lo + "[arms.sign-lo]")
+    assert text.index("[arms.grpo-hi]") < text.index("[arms.grpo-lo]")
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "plan.toml").write_text(text.format(curves=CURVE) + '\n[[outputs]]\npage = "s.json"\nform = "data"\n')
+    plan = write_runs(tmp_path / "plan.toml",
+                      lambda name, s, rng: dict(history=[{"reward": 0.5}], eval=evaluation(rng, MEANS[name])))
+    want, _ = build(plan, root=tmp_path)
+    data = json.loads(want[tmp_path / "s.json"])
+    (curve,) = data["curves"]
+    assert curve["arms"]["grpo"] == ["grpo-lo", "grpo-hi"]
+    for line, points in curve["lines"].items():
+        assert len(points) == len(curve["arms"][line])
+        for (x, m, *_), arm in zip(points, curve["arms"][line]):
+            assert data["arms"][arm]["settings"]["learning_rate"] == x
+            assert m == pytest.approx(np.mean(list(v["pass@1"] for v in data["arms"][arm]["seeds"].values())))
+    assert data["varied"] == ["adam_beta2", "learning_rate"]  # what differs between arms, the method aside
 
 
 def test_the_report_shows_the_curve_and_its_figure_and_follows_reversed_data(tmp_path):

@@ -53,12 +53,12 @@ def recorded_fingerprint(cfg: dict) -> str:
 
 
 def plan_measures(plan: Plan) -> list:
-    """Every measure the plan reads from a run: primary, secondary, each comparison's, the selections', the
-    curves' and the correlations'."""
-    out = [plan.primary, *plan.secondary, *(s.measure for s in [*plan.comparisons, *plan.exploratory]),
-           *(sel.by for sel in plan.selections.values()), *(c.measure for c in plan.curves),
-           *(m for c in plan.correlations for m in (c.x, c.y))]
-    return list({m.text: m for m in out}.values())
+    """Every measure the plan reads from each of its runs, once by text: :attr:`Plan.reads` (primary, secondary,
+    each comparison's, the selections', the curves' and the correlations'), less the steps table's (training-log
+    quantities: a run without one is named by arm, not refused) and the manipulation check's (each read on its own
+    arm only)."""
+    aside = {id(m) for m in [*plan.steps, *plan.manipulation.values()]}
+    return list({m.text: m for m, _, _ in plan.reads if id(m) not in aside}.values())
 
 
 def unreadable_measure(plan: Plan, r: dict) -> str | None:

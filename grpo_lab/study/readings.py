@@ -381,6 +381,19 @@ class CurveReading:
     ``(x, mean, lo, hi, n)`` in increasing x (lo and hi None where fewer than two seeds have finished)."""
     curve: object
     lines: dict
+    arms: dict = field(default_factory=dict)  # a line's label -> the arm behind each of its points, in x order
+
+
+def varied_settings(plan, arm_names, besides: str | None = None) -> tuple[dict, list]:
+    """Each named arm's recorded settings (:func:`grpo_lab.compare.shared_settings` of its config) and the sorted
+    names of those that differ between the arms, ``besides`` left out: what names a curve's lines and what a
+    study's data output records of each arm."""
+    from ..compare import shared_settings
+
+    settings = {a: shared_settings(plan.arms[a].config) for a in arm_names}
+    varied = sorted(k for k in set().union(*settings.values())
+                    if k != besides and len({repr(s.get(k)) for s in settings.values()}) > 1)
+    return settings, varied
 
 
 def curve(study, cv) -> CurveReading:
@@ -388,17 +401,14 @@ def curve(study, cv) -> CurveReading:
     arms, ``x`` aside; a line is named by the method and the settings where it departs from the most frequent
     value, e.g. "sign" and "sign, adam_beta2 0.95"): each point an arm's mean over its finished seeds with a 95%
     t-interval (n - 1 degrees of freedom: one arm's seeds, no difference taken)."""
-    from ..compare import shared_settings
-
     plan = study.plan
-    settings = {a: shared_settings(plan.arms[a].config) for a in cv.arms}
-    varied = sorted(k for k in set().union(*settings.values())
-                    if k != cv.x and len({repr(s.get(k)) for s in settings.values()}) > 1)
+    settings, varied = varied_settings(plan, cv.arms, besides=cv.x)
     common = {}  # each varied setting's most frequent value: a line is named by where it departs from it
     for k in varied:
         vals = [repr(settings[a].get(k)) for a in cv.arms]
         common[k] = max(vals, key=vals.count)
     lines: dict = {}
+    arms: dict = {}
     for a in cv.arms:
         arm = plan.arms[a]
         label = ", ".join([arm.method] + [f"{k} {settings[a][k]}" for k in varied
@@ -411,7 +421,9 @@ def curve(study, cv) -> CurveReading:
         else:
             m, lo, hi = float(v[0]), None, None
         lines.setdefault(label, []).append((getattr(arm.config, cv.x), float(m), lo, hi, len(v)))
-    return CurveReading(cv, {k: sorted(pts) for k, pts in lines.items()})
+        arms.setdefault(label, []).append((getattr(arm.config, cv.x), a))
+    return CurveReading(cv, {k: sorted(pts) for k, pts in lines.items()},
+                        {k: [a for _, a in sorted(xa)] for k, xa in arms.items()})
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -388,13 +388,10 @@ def study_data(study: Study) -> dict:
     the family is complete); each hypothesis's judgement; each curve's points; and the headline. Written as JSON
     with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
     change (lesson 10 reads study 4's)."""
-    from ..compare import shared_settings
-    from .readings import judge
+    from .readings import judge, varied_settings
 
     p = study.plan
-    settings = {n: shared_settings(a.config) for n, a in p.arms.items()}
-    varied = sorted(k for k in set().union(*settings.values())
-                    if len({repr(s.get(k)) for s in settings.values()}) > 1)
+    settings, varied = varied_settings(p, p.arms)
     measures = [p.primary, *p.secondary]
     arms = {}
     for name, a in study.data.items():
@@ -420,9 +417,11 @@ def study_data(study: Study) -> dict:
                            "rule_interval": [_number(j.rule_lo), _number(j.rule_hi)], "rule_level": j.rule_level})
     curves = [{"label": c.curve.label, "x": c.curve.x, "measure": c.curve.measure.text,
                "lines": {line: [[_number(x), _number(m), _number(lo), _number(hi), n] for x, m, lo, hi, n in pts]
-                         for line, pts in c.lines.items()}} for c in study.curves]
-    return {"written_by": WRITTEN_BY, "title": p.title, "plan": _rel(p.path, _root(p.home)), "done": study.done, "total": study.total,
-            "complete": study.complete, "alpha": p.alpha, "correction": p.correction, "df": p.df,
+                         for line, pts in c.lines.items()},
+               "arms": c.arms} for c in study.curves]  # "arms": each line's arm per point, in the points' order
+    return {"written_by": WRITTEN_BY, "title": p.title, "plan": _rel(p.path, _root(p.home)),
+            "done": study.done, "total": study.total, "complete": study.complete,
+            "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
             "planned": planned, "hypotheses": hypotheses, "curves": curves, "headline": headline(study)}
 
