@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_gpu_check_sh_is_valid_bash():
-    for script in ("gpu_check.sh", "gpu_course.sh", "gpu_slim.sh"):
+    for script in ("gpu_check.sh", "gpu_course.sh", "gpu_slim.sh", "gpu_gym_site.sh"):
         assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / script)]).returncode == 0, script
 
 
