@@ -208,24 +208,14 @@ class RunConfig:
             raise ValueError(f"unsloth_compile must be True or False, got {self.unsloth_compile!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}; choose one of {', '.join(DTYPES)} (or leave it unset)")
-        if here and self.dtype == "bfloat16" and self.policy != "tabular":
-            from .policy import resolve_dtype
-
-            resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
         if self.generation not in engine_names():
             raise ValueError(f"unknown generation engine {self.generation!r}; choose one of {', '.join(engine_names())}")
-        if here:
-            check_generation(self.generation, self.policy)  # vLLM missing, the tiny LM, an unsupported CPU: named
         if self.generation_dtype is not None:
             if self.generation_dtype not in DTYPES[1:]:
                 raise ValueError(f"generation_dtype must be float32 or bfloat16 (or unset), got {self.generation_dtype!r}")
             if not get_engine(self.generation).replaces_rollouts:
                 raise ValueError(f"generation_dtype={self.generation_dtype} applies to --generation vllm; "
                                  f"{self.generation} samples in the weights' own dtype")
-            if here and self.generation_dtype == "bfloat16":
-                from .policy import resolve_dtype
-
-                resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
         if self.lr_scheduler not in ("constant", "cosine"):
             raise ValueError(f"lr_scheduler must be constant or cosine, got {self.lr_scheduler!r}")
         if isinstance(self.warmup_steps, int) and isinstance(self.steps, int) and self.warmup_steps >= self.steps:
@@ -238,10 +228,6 @@ class RunConfig:
             if not get_engine(self.generation).replaces_rollouts:
                 raise ValueError(f"eval_dtype={self.eval_dtype} applies to --generation vllm; {self.generation} "
                                  "samples in the weights' own dtype")
-            if here and self.eval_dtype == "bfloat16":
-                from .policy import resolve_dtype
-
-                resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
         if self.logprobs not in ("trl", "completion"):
             raise ValueError(f"logprobs must be trl or completion, got {self.logprobs!r}")
         if self.backend not in BACKENDS:
@@ -257,7 +243,20 @@ class RunConfig:
         if self.policy == "tiny-lm" and not TASKS[self.task].tiny_lm_ok and not self.smoke:
             raise ValueError("the tiny LM was warm-started on arithmetic only; use --task arithmetic, "
                              "or pass a causal-LM path as --policy")
+        if here:  # last: a bad value is named whatever this machine has installed
+            self._check_machine()
         return self
+
+    def _check_machine(self) -> None:
+        """What depends on this machine, for settings already valid: the generation engine installed (vLLM, a
+        supported CPU) and native bf16 wherever a dtype asks for it."""
+        from .policy import resolve_dtype
+
+        if self.dtype == "bfloat16" and self.policy != "tabular":
+            resolve_dtype(self.dtype, self.policy, self.lora_r, train=False)  # a device without bf16: named here
+        check_generation(self.generation, self.policy)  # vLLM missing, the tiny LM, an unsupported CPU: named
+        if "bfloat16" in (self.generation_dtype, self.eval_dtype):
+            resolve_dtype("bfloat16", self.policy, 16, train=False)  # no native bf16 here: named
 
     def with_run(self, method: str, seed: int) -> "RunConfig":
         """This config for one run of a comparison: a method name (:func:`parse_method`) and a seed."""

@@ -56,7 +56,13 @@ def test_vllm_not_installed_or_an_unsupported_cpu_is_named(monkeypatch):
     assert "x86-64, and this machine is aarch64" in gen.VLLMEngine().unavailable("smollm2")
 
 
-def test_generation_settings_are_checked_by_name():
+@pytest.mark.parametrize("vllm_installed", [True, False])
+def test_generation_settings_are_checked_by_name(monkeypatch, vllm_installed):
+    """A bad value is named whether or not this machine has vLLM: the GPU draw of 2026-11-27 22:16 (no vLLM there)
+    got 'vLLM is not installed' for generation_dtype='fp8', because the machine was checked before the values."""
+    if not vllm_installed:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
     with pytest.raises(ValueError, match="generation_dtype=bfloat16 applies to --generation vllm"):
         RunConfig(generation_dtype="bfloat16").validate()
     with pytest.raises(ValueError, match="generation_dtype must be float32 or bfloat16"):
