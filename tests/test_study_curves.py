@@ -99,6 +99,25 @@ def test_each_point_names_its_arm_in_the_data_output_whatever_order_the_plan_dec
     assert data["varied"] == ["adam_beta2", "learning_rate"]  # what differs between arms, the method aside
 
 
+def test_two_arms_at_the_same_x_on_one_line_keep_their_own_points(monkeypatch):
+    """Points and arms are sorted together, once: two arms that share a line and an x (settings the line's label
+    does not name) each keep their own mean, whichever of them has the larger one."""
+    from types import SimpleNamespace
+
+    from grpo_lab.config import RunConfig
+    from grpo_lab.study import readings
+
+    for means in ({"b-arm": 0.9, "a-arm": 0.1}, {"b-arm": 0.1, "a-arm": 0.9}):
+        arms = {a: SimpleNamespace(method="sign", config=RunConfig(learning_rate=1e-3)) for a in means}
+        study = SimpleNamespace(plan=SimpleNamespace(arms=arms),
+                                values=lambda a, measure: {0: means[a], 1: means[a] + 0.01})
+        monkeypatch.setattr(readings, "varied_settings", lambda plan, names, besides=None: ({a: {} for a in names}, []))
+        cr = readings.curve(study, SimpleNamespace(arms=list(means), x="learning_rate", measure="pass@1"))
+        assert cr.arms == {"sign": ["a-arm", "b-arm"]}  # by x, then by arm name
+        for (x, m, *_), arm in zip(cr.lines["sign"], cr.arms["sign"], strict=True):
+            assert m == pytest.approx(means[arm] + 0.005)
+
+
 def test_the_report_shows_the_curve_and_its_figure_and_follows_reversed_data(tmp_path):
     plan = make(tmp_path / "a", MEANS)
     pages, drawing = build(plan)

@@ -407,8 +407,7 @@ def curve(study, cv) -> CurveReading:
     for k in varied:
         vals = [repr(settings[a].get(k)) for a in cv.arms]
         common[k] = max(vals, key=vals.count)
-    lines: dict = {}
-    arms: dict = {}
+    rows: dict = {}  # label -> [(x, arm, point)]: each point travels with its arm, so one sort orders both
     for a in cv.arms:
         arm = plan.arms[a]
         label = ", ".join([arm.method] + [f"{k} {settings[a][k]}" for k in varied
@@ -420,10 +419,12 @@ def curve(study, cv) -> CurveReading:
             m, lo, hi = stats.mean_ci(v)
         else:
             m, lo, hi = float(v[0]), None, None
-        lines.setdefault(label, []).append((getattr(arm.config, cv.x), float(m), lo, hi, len(v)))
-        arms.setdefault(label, []).append((getattr(arm.config, cv.x), a))
-    return CurveReading(cv, {k: sorted(pts) for k, pts in lines.items()},
-                        {k: [a for _, a in sorted(xa)] for k, xa in arms.items()})
+        x = getattr(arm.config, cv.x)
+        rows.setdefault(label, []).append((x, a, (x, float(m), lo, hi, len(v))))
+    for r in rows.values():
+        r.sort(key=lambda row: row[:2])  # by x, then by arm name where two arms share an x
+    return CurveReading(cv, {k: [p for _, _, p in r] for k, r in rows.items()},
+                        {k: [a for _, a, _ in r] for k, r in rows.items()})
 
 
 # ---------------------------------------------------------------------------------------------------------------
