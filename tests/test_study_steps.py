@@ -212,3 +212,22 @@ def test_metrics_files_are_read_only_for_a_plan_that_reads_the_training_log(tmp_
     assert read_plan(with_steps.plan.path).reads_training_log and not without.plan.reads_training_log
     assert all("log" in r for a in with_steps.data.values() for r in a.runs.values())
     assert not any("log" in r for a in without.data.values() for r in a.runs.values())
+
+
+def test_what_each_run_must_give_is_chosen_by_what_a_read_is_not_by_which_object_it_holds(tmp_path):
+    """`plan_measures` leaves out the steps table's and the manipulation check's reads by their kind: a measure
+    object shared by the primary read and a manipulation read is still one that every run must give."""
+    from grpo_lab.study.data import plan_measures
+    from grpo_lab.study.plan import Read
+
+    plan = read_plan(make(tmp_path))
+    kinds = {r.kind for r in plan.reads}
+    assert {"measures", "steps"} <= kinds <= {"measures", "steps", "comparison", "selection", "curve",
+                                               "manipulation", "correlation"}
+    assert all(r.measure.metric.source != "history" for r in plan.reads if r.kind != "steps")
+    primary = plan.primary
+    plan.reads = [Read(primary, ["sign"], "w", "measures"), Read(primary, ["sign"], "w", "manipulation")]
+    plan.manipulation = {"sign": primary}
+    assert [m.text for m in plan_measures(plan)] == [primary.text]
+    plan.reads = plan.reads[1:]
+    assert plan_measures(plan) == []

@@ -57,8 +57,7 @@ def plan_measures(plan: Plan) -> list:
     each comparison's, the selections', the curves' and the correlations'), less the steps table's (training-log
     quantities: a run without one is named by arm, not refused) and the manipulation check's (each read on its own
     arm only)."""
-    aside = {id(m) for m in [*plan.steps, *plan.manipulation.values()]}
-    return list({m.text: m for m, _, _ in plan.reads if id(m) not in aside}.values())
+    return list({r.measure.text: r.measure for r in plan.reads if r.kind not in ("steps", "manipulation")}.values())
 
 
 def unreadable_measure(plan: Plan, r: dict) -> str | None:

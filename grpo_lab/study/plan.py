@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import SimpleNamespace
+from typing import NamedTuple
 
 from ..compare import shared_settings
 from ..config import PER_RUN, RunConfig, method_key
@@ -45,6 +46,15 @@ LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerpr
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline", "data")  # what an [[outputs]] page carries: render.verdict_line; "data": a JSON
 # file of the readings (render.study_data), for a notebook to read and assert
+
+
+class Read(NamedTuple):
+    """One place the plan reads a measure: on which arms, where in the plan (for errors) and as what (``kind``:
+    measures, steps, comparison, selection, curve, manipulation or correlation)."""
+    measure: Measure
+    arms: list
+    where: str
+    kind: str
 
 
 @dataclass
@@ -166,7 +176,7 @@ class Plan:
     steps: list = field(default_factory=list)  # Measures read from the training log, tabled per arm (descriptive)
     extremes: list = field(default_factory=list)  # Extreme readings of planned comparisons
     same_graders: list = field(default_factory=list)  # [(fingerprints, why)]: graders declared to grade alike
-    reads: list = field(default_factory=list)  # [(Measure, arm names, where in the plan)]: every measure read
+    reads: list = field(default_factory=list)  # [Read]: every measure read, on which arms, where and as what
 
     def grader_of(self, g: str | None) -> str | None:
         """The grader a run recording fingerprint ``g`` is read as: the first of its ``[[same_graders]]`` group
@@ -189,7 +199,7 @@ class Plan:
         """Whether any measure the plan reads comes from the training log (a ``history`` metric): only then does
         the engine read each run's metrics file beside its result (:func:`grpo_lab.study.data.read_arm`). Read off
         :attr:`reads`, the one list of what the plan reads that ``read_plan`` also checks each arm can give."""
-        return any(m.metric.source == "history" for m, _, _ in self.reads)
+        return any(r.measure.metric.source == "history" for r in self.reads)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -663,16 +673,17 @@ def read_plan(path) -> Plan:
     def members(name: str) -> list:
         return selections[name].among if name in selections else [name]
 
-    reads = [*((m, list(arms), f"{w}: [measures]") for m in [primary, *secondary]),
-             *((m, list(arms), f"{w}: steps") for m in steps),
-             *((spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start" for x in members(n)],
-                f"{w}: {spec.label!r}") for spec in [*comparisons, *exploratory]),
-             *((sel.by, sel.among, f"{w}: [selections.{sel.name}]") for sel in selections.values()),
-             *((cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}") for cv in curves),
-             *((m, [name], f"{w}: [manipulation]") for name, m in manipulation.items()),
-             *((m, list(co.arms), f"{w}: correlation {co.label!r}") for co in correlations for m in (co.x, co.y))]
-    for m, names, where in reads:
-        can_give(m, names, where)
+    reads = [*(Read(m, list(arms), f"{w}: [measures]", "measures") for m in [primary, *secondary]),
+             *(Read(m, list(arms), f"{w}: steps", "steps") for m in steps),
+             *(Read(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start" for x in members(n)],
+                    f"{w}: {spec.label!r}", "comparison") for spec in [*comparisons, *exploratory]),
+             *(Read(sel.by, sel.among, f"{w}: [selections.{sel.name}]", "selection") for sel in selections.values()),
+             *(Read(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}", "curve") for cv in curves),
+             *(Read(m, [name], f"{w}: [manipulation]", "manipulation") for name, m in manipulation.items()),
+             *(Read(m, list(co.arms), f"{w}: correlation {co.label!r}", "correlation")
+               for co in correlations for m in (co.x, co.y))]
+    for r in reads:
+        can_give(r.measure, r.arms, r.where)
     owned = {path, *((path.parent / raw["plan"]).resolve() for _ in [0] if isinstance(raw.get("plan"), str)),
              *(d for ds in resolved.values() for d in ds),
              *(p.resolve() for ex in [raw.get("extras")] if isinstance(ex, str) for p in [path.parent / ex])}
