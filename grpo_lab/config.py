@@ -153,7 +153,8 @@ class RunConfig:
         """Raise ``ValueError`` naming the first bad setting; return ``self``.
 
         Every field is first checked against its kind and range in :data:`FIELD_RULES` (one rule per field, a
-        test checks that none is missing), then the settings are checked together. ``here=False`` leaves out what
+        test checks that none is missing), then the settings are checked together, and last what depends on this
+        machine, so a bad value is named whatever is installed here. ``here=False`` leaves out what
         depends on this machine (the generation engine installed, bf16 on this device): a config read to report a
         run made elsewhere is valid without vLLM (``grpo-lab study report``, ``compare --interim-report``)."""
         try:
