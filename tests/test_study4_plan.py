@@ -8,7 +8,8 @@ from pathlib import Path
 from grpo_lab.study import Study, read_plan
 from grpo_lab.study.run import finished_in, units
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
 PLAN4 = RESULTS / "smollm2-study4" / "plan.toml"
 
 
@@ -105,3 +106,43 @@ def test_the_graders_declared_alike_are_the_commits_they_name_and_differ_where_n
     assert changed[0] == ["base.py:Task.canonical", "gym.py:GymTask.canonical"]  # added in 58d730c
     assert changed[1] == ["gym.py:_import_gym"]  # fc8d05d: the message of a failed import
     assert all(x in why for x in ("canonical", "_import_gym", "58d730c", "fc8d05d", "0.1.25"))
+
+
+def test_the_replication_pages_section_after_study_4_says_what_its_data_say():
+    """docs/replication-2605.07689.md's "What is left of the +45 points, after study 4" is written by hand: each
+    number and direction in it is checked here against the study's data output (grpo_lab/data/smollm2_study4.json),
+    so the section fails when the runs no longer give it."""
+    import json
+    import re
+
+    import numpy as np
+
+    page = (ROOT / "docs" / "replication-2605.07689.md").read_text()
+    section = " ".join(page.split("**What is left of the +45 points, after study 4.**")[1].split("\n## ")[0].split())
+    data = json.loads((ROOT / "grpo_lab" / "data" / "smollm2_study4.json").read_text())
+    assert data["complete"] and data["done"] == data["total"]
+    planned = {r["label"]: r for r in data["planned"]}
+    hyp = {h["name"]: h for h in data["hypotheses"]}
+    paper = planned["sign − drgrpo under the paper's optimizer (O)"]
+    assert paper["separated"] and paper["hi"] < 0
+    assert f"Dr.GRPO ahead by {-paper['d']:.3f} [{-paper['hi']:.3f}, {-paper['lo']:.3f}]" in section
+    shared = {r["label"]: r for r in data["planned"] if "optimizer" not in r["label"]}
+    top = max(shared.values(), key=lambda r: r["d"])
+    assert top["label"] == "sign − drgrpo at lr 3e-4" and not top["separated"] and f"+{top['d']:.3f} at 3e-4" in section
+    assert not any(r["separated"] and r["d"] > 0 for r in data["planned"])  # "the only separated gaps favour Dr.GRPO"
+    assert [r["label"] for r in data["planned"] if r["separated"]] == [paper["label"], "sign − drgrpo at lr 1e-4"]
+    for name in ("R45", "R67"):
+        assert hyp[name]["verdict"] == "not supported" and hyp[name]["size_rule"] == "not refuted"
+        assert 0.10 < hyp[name]["rule_interval"][1] < 0.16  # "reach a little past +0.10"
+
+    def mean(method, rate):
+        (arm,) = [a for a, v in data["arms"].items() if v["method"] == method and v["settings"]["lr_scheduler"]
+                  == "constant" and v["settings"]["learning_rate"] == rate]
+        return np.mean([v["pass@1"] for v in data["arms"][arm]["seeds"].values()])
+
+    rates = sorted({v["settings"]["learning_rate"] for v in data["arms"].values()})
+    cross = {(s, d): mean("sign", s) - mean("drgrpo", d) for s in rates for d in rates}
+    (best_s, worst_d), (worst_s, best_d) = max(cross, key=cross.get), min(cross, key=cross.get)
+    assert worst_d == 1e-3 and best_s == 3e-4  # "Sign near its best and Dr.GRPO at 1e-3"
+    said = [float(x.replace("−", "-")) for x in re.findall(r"about ([+−]0\.\d\d)", section)]
+    assert said == [round(cross[(best_s, worst_d)], 2), round(cross[(worst_s, best_d)], 2)], said
