@@ -304,9 +304,9 @@ def replication(study) -> str:
            "Study 4 ([plan](results/smollm2-study4/PLAN.md)) asks whether a shared learning rate between 3e-4 and "
            "1e-3, or the optimizer the paper's authors describe (warmup then cosine decay, AdamW betas (0.9, 0.95), "
            "above), puts Sign ahead of Dr.GRPO on study 3's task; study 3's runs are its points at 1e-4, 3e-4 and "
-           "1e-3. Its line, generated from its runs by `grpo-lab study report` (no verdict until every run has "
-           "finished):", "",
+           "1e-3. Its line, generated from its runs by `grpo-lab study report` (all 66 runs read):", "",
            kept_block("study4", "In progress: no run has finished yet."), "",
+           kept_block("study4-left", "What is left of the +45 points waits for study 4's verdicts."), "",
            "## What would change it", "", "- " + more_seeds(study),
            "- Sign against Dr.GRPO, the paper's exact pairing, was run at one rate and read without correction (stage "
            "B); study 3 (above) planned it across rates with Holm, with a KL penalty and on a task where most "
