@@ -110,6 +110,23 @@ def test_a_correlation_is_pearsons_r_over_runs_with_fishers_interval(tmp_path):
     assert flipped.correlations[0].r > 0.5
 
 
+def test_the_correlation_figure_says_what_a_training_log_measure_is(tmp_path, monkeypatch):
+    """The x axis of "ACR against pass@1" says what "acr" is (a mean over training steps of the share of groups
+    whose sampled rewards are all equal), not only the plan's short name; an evaluation measure keeps its name."""
+    import grpo_lab.viz as viz
+
+    seen, real = {}, viz.runs_scatter
+
+    def spy(points, xlabel, ylabel, **kw):
+        seen.update(xlabel=xlabel, ylabel=ylabel)
+        return real(points, xlabel, ylabel, **kw)
+
+    monkeypatch.setattr(viz, "runs_scatter", spy)
+    build(make(tmp_path, PASS1, ACR))[1]()
+    assert seen["xlabel"].startswith("acr: ") and "sampled rewards are all equal" in seen["xlabel"]
+    assert "mean over steps" in seen["xlabel"] and seen["ylabel"] == "pass@1"
+
+
 def test_too_few_runs_or_no_spread_says_why(tmp_path):
     few = {m: {0: v[0], 1: v[1], 2: v[2], 3: v[3]} for m, v in ACR.items()}
     plan = make(tmp_path / "a", PASS1, few, extra=CORR.replace('label', 'arms = ["grpo"]\nlabel'))
