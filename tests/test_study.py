@@ -826,6 +826,34 @@ def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, 
     assert any("study.json differs" in x for x in said)
 
 
+def test_a_data_output_is_read_by_what_an_arm_is_not_by_its_name():
+    """``data_arm`` finds the one arm with a method and settings (study 4's lesson cell and its page's test read it
+    so); ``data_values`` gives its per-seed values in seed order (10 after 2, not before); none, several, a setting
+    that does not vary or a measure the data lack is an error that names what the data hold."""
+    from grpo_lab.study import data_arm, data_values
+
+    def arm(method, rate, scheduler, seeds):
+        return {"method": method, "settings": {"learning_rate": rate, "lr_scheduler": scheduler}, "seeds": seeds}
+
+    data = {"primary": "pass@1", "measures": ["pass@1", "greedy"], "varied": ["learning_rate", "lr_scheduler"],
+            "arms": {"s-const": arm("sign", 3e-4, "constant", {"10": {"pass@1": 0.3, "greedy": 0.1},
+                                                               "2": {"pass@1": 0.2, "greedy": 0.0}}),
+                     "s-cos": arm("sign", 3e-4, "cosine", {}),
+                     "d-const": arm("drgrpo", 3e-4, "constant", {})}}
+    assert data_arm(data, "sign", learning_rate=3e-4, lr_scheduler="cosine") == "s-cos"
+    assert data_arm(data, "drgrpo") == "d-const"
+    assert data_values(data, "s-const") == [0.2, 0.3] and data_values(data, "s-const", "greedy") == [0.0, 0.1]
+    assert data_values(data, "s-cos") == []
+    with pytest.raises(KeyError, match=r"2 arms run sign with \{'learning_rate': 0.0003\} \(s-const, s-cos\)"):
+        data_arm(data, "sign", learning_rate=3e-4)
+    with pytest.raises(KeyError, match=r"0 arms run sign .*\(none\); the arms: s-const \(sign, "):
+        data_arm(data, "sign", learning_rate=1e-3)
+    with pytest.raises(KeyError, match="warmup_steps: not a setting that differs between this study's arms"):
+        data_arm(data, "sign", warmup_steps=6)
+    with pytest.raises(KeyError, match="pass@4: the data hold pass@1, greedy"):
+        data_values(data, "s-const", "pass@4")
+
+
 @pytest.mark.parametrize("entry, message", [
     ('page = "s.json"\nform = "data"\nmarkers = "v"', "form 'data' writes the whole file, so it takes no markers"),
     ('page = "s.md"\nform = "data"', "its page must end in .json, got 's.md'"),

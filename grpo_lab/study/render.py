@@ -426,6 +426,34 @@ def study_data(study: Study) -> dict:
             "planned": planned, "hypotheses": hypotheses, "curves": curves, "headline": headline(study)}
 
 
+def data_arm(data: dict, method: str, **settings) -> str:
+    """The one arm of a study's data output (:func:`study_data`) that runs ``method`` with ``settings``, named by
+    the settings that differ between arms (``data_arm(s4, "sign", learning_rate=3e-4, lr_scheduler="cosine")``).
+    A notebook or a test that reads one arm by what it is, not by its name in the plan, uses this; none or several
+    matching is an error that names what the data hold."""
+    unknown = sorted(set(settings) - set(data["varied"]))
+    if unknown:
+        raise KeyError(f"{', '.join(unknown)}: not a setting that differs between this study's arms "
+                       f"({', '.join(data['varied']) or 'none'})")
+    found = [name for name, a in data["arms"].items()
+             if a["method"] == method and all(a["settings"].get(k) == v for k, v in settings.items())]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} arms run {method} with {settings or 'any settings'} "
+                       f"({', '.join(found) or 'none'}); the arms: " +
+                       "; ".join(f"{n} ({a['method']}, {a['settings']})" for n, a in data["arms"].items()))
+    return found[0]
+
+
+def data_values(data: dict, arm: str, measure: str | None = None) -> list:
+    """The per-seed values of ``measure`` (default: the study's primary) in ``arm``'s finished runs of a study's data
+    output (:func:`study_data`), in seed order."""
+    measure = measure or data["primary"]
+    if measure not in data["measures"]:
+        raise KeyError(f"{measure}: the data hold {', '.join(data['measures'])}")
+    seeds = data["arms"][arm]["seeds"]
+    return [seeds[s][measure] for s in sorted(seeds, key=int)]
+
+
 def _root(start: Path) -> Path:
     for d in [start, *start.resolve().parents]:
         if (d / "pyproject.toml").is_file() or (d / ".git").exists():
