@@ -385,7 +385,8 @@ def study_data(study: Study) -> dict:
     """What a notebook reads of a study (an ``[[outputs]]`` page with ``form = "data"``): every arm's finished runs
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
-    the family is complete); each hypothesis's judgement; each curve's points; and the headline. Written as JSON
+    the family is complete) and each exploratory one; each hypothesis's judgement; each curve's points; each
+    correlation (Pearson's r, its interval, R²); and the headline. Written as JSON
     with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
     change (lesson 10 reads study 4's)."""
     from .readings import judge, varied_settings
@@ -402,13 +403,17 @@ def study_data(study: Study) -> dict:
             "start": {m.text: [_number(x) for x in st] for m in measures
                       for st in [study.start(name, m)] if st is not None},
         }
-    planned = []
-    for family, rows in study.readings.items():
-        for r in rows:
-            planned.append({"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
-                            "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
-                            "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
-                            "separated": r.apart, "why_not": r.why_not})
+    def row(r, family):
+        return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
+                "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
+                "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
+                "separated": r.apart, "why_not": r.why_not}
+
+    planned = [row(r, family) for family, rows in study.readings.items() for r in rows]
+    exploratory = [row(r, "exploratory") for r in study.exploratory]  # intervals at the plan's level, no verdict
+    correlations = [{"label": c.correlation.label, "x": c.correlation.x.text, "y": c.correlation.y.text,
+                     "arms": list(c.correlation.arms), "n": c.n, "r": _number(c.r), "lo": _number(c.lo),
+                     "hi": _number(c.hi), "r2": _number(c.r2), "why_not": c.why_not} for c in study.correlations]
     hypotheses = []
     for h in p.hypotheses:
         j = judge(h, study.reading(h.test))
@@ -423,7 +428,8 @@ def study_data(study: Study) -> dict:
             "done": study.done, "total": study.total, "complete": study.complete,
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
-            "planned": planned, "hypotheses": hypotheses, "curves": curves, "headline": headline(study)}
+            "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
+            "correlations": correlations, "headline": headline(study)}
 
 
 def data_arm(data: dict, method: str, **settings) -> str:
