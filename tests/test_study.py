@@ -620,6 +620,23 @@ def test_a_selection_chooses_on_the_validation_split_and_the_comparison_reads_th
     assert "## Selections (on the validation split" in report and "**grpo-b**" in report
 
 
+def test_the_data_output_names_the_arm_each_selection_chose(tmp_path):
+    """A notebook reads which rate the validation split chose for each method; reversed validation data reverse the
+    choice; before every candidate has all its runs, nothing is chosen."""
+    for name, validation, want in (("a", {"grpo-a": 0.2, "grpo-b": 0.6, "sign-a": 0.3, "sign-b": 0.8}, "b"),
+                                   ("b", {"grpo-a": 0.6, "grpo-b": 0.2, "sign-a": 0.8, "sign-b": 0.3}, "a")):
+        (tmp_path / name).mkdir()
+        plan = make_selection_study(tmp_path / name, dict.fromkeys(validation, 0.4), validation)
+        plan.write_text(plan.read_text() + '\n[[outputs]]\npage = "s.json"\nform = "data"\n')
+        data = json.loads(build(plan, root=tmp_path / name)[0][tmp_path / name / "s.json"])
+        assert data["selections"] == {m + "-best": {"among": [m + "-a", m + "-b"], "by": "validation pass@1",
+                                                    "chosen": f"{m}-{want}"} for m in ("grpo", "sign")}
+    next((tmp_path / "b").rglob("grpo-seed2.json")).unlink()
+    data = json.loads(build(plan, root=tmp_path / "b")[0][tmp_path / "b" / "s.json"])
+    assert data["selections"]["grpo-best"]["chosen"] is None  # grpo-a or grpo-b still lacks a run
+    assert data["selections"]["sign-best"]["chosen"] == "sign-a"
+
+
 def test_a_selection_on_the_test_split_is_refused(tmp_path):
     plan = make_selection_study(tmp_path, dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5),
                                 dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5), by="pass@1")

@@ -385,7 +385,7 @@ def study_data(study: Study) -> dict:
     """What a notebook reads of a study (an ``[[outputs]]`` page with ``form = "data"``): every arm's finished runs
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
-    the family is complete) and each exploratory one; each hypothesis's judgement; each curve's points; each
+    the family is complete) and each exploratory one; the arm each selection chose; each hypothesis's judgement; each curve's points; each
     correlation (Pearson's r, its interval, R²); and the headline. Written as JSON
     with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
     change (lesson 10 reads study 4's)."""
@@ -411,6 +411,8 @@ def study_data(study: Study) -> dict:
 
     planned = [row(r, family) for family, rows in study.readings.items() for r in rows]
     exploratory = [row(r, "exploratory") for r in study.exploratory]  # intervals at the plan's level, no verdict
+    selections = {name: {"among": list(sel.among), "by": sel.by.text, "chosen": study.chosen(name)}
+                  for name, sel in p.selections.items()}  # "chosen": None until every candidate has all its runs
     correlations = [{"label": c.correlation.label, "x": c.correlation.x.text, "y": c.correlation.y.text,
                      "arms": list(c.correlation.arms), "n": c.n, "r": _number(c.r), "lo": _number(c.lo),
                      "hi": _number(c.hi), "r2": _number(c.r2), "why_not": c.why_not} for c in study.correlations]
@@ -428,7 +430,7 @@ def study_data(study: Study) -> dict:
             "done": study.done, "total": study.total, "complete": study.complete,
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
-            "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
+            "selections": selections, "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
             "correlations": correlations, "headline": headline(study)}
 
 
