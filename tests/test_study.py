@@ -717,6 +717,56 @@ def test_a_worker_trains_its_slice_first_then_the_runs_no_one_else_did(tmp_path)
     assert sorted(out["trained"]) == sorted(order)
 
 
+def test_start_by_starts_no_run_after_its_time_and_the_next_run_resumes(tmp_path):
+    """``--start-within``: a study that must stop at a known time (a session, an allocation) starts no run after
+    it; the runs left are named, nothing of theirs is written, and the next ``study run`` trains them."""
+    import time
+
+    from grpo_lab.study import run_study, train_dir
+
+    plan = read_plan(_four_run_plan(tmp_path))
+    said = []
+    out = run_study(plan, echo=said.append, start_by=time.time() - 1)
+    assert out["trained"] == [] and len(out["not_started"]) == 4
+    assert any(m.startswith("not started, the time --start-within gave having passed") and "run again" in m
+               for m in said)
+    d = train_dir(plan, plan.arms["grpo"])
+    assert not list((d / "results").glob("*.json")) and not (d / "locks").exists()
+    out = run_study(plan, echo=lambda m: None, start_by=time.time() + 3600)
+    assert len(out["trained"]) == 4 and out["not_started"] == []
+
+
+def test_start_within_reaches_every_worker_and_is_refused_where_it_cannot_act(tmp_path, monkeypatch, capsys):
+    """The parent turns minutes into one deadline and hands the same one to each worker; a negative or
+    non-finite number, or the Ray executor, is refused by name."""
+    import time
+
+    from grpo_lab.cli import main
+    from grpo_lab.study import run as study_run
+
+    plan = _four_run_plan(tmp_path)
+    started = []
+
+    class Proc:
+        def __init__(self, args, env=None):
+            started.append(args)
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(study_run.subprocess, "Popen", Proc)
+    t0 = time.time()
+    assert main(["study", "run", str(plan), "--workers", "2", "--start-within", "30", "--no-report"]) == 0
+    by = [float(a[a.index("--internal-start-by") + 1]) for a in started]
+    assert len(by) == 2 and by[0] == by[1] and t0 + 1800 <= by[0] <= time.time() + 1800
+    for args, message in [(["--start-within", bad], "--start-within is a number of minutes >= 0")
+                          for bad in ("-1", "nan", "inf")] + [(["--executor", "ray", "--start-within", "5"],
+                                                               "--start-within is for the local executor")]:
+        with pytest.raises(SystemExit) as e:
+            main(["study", "run", str(plan), *args])
+        assert e.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_a_run_held_by_another_process_is_skipped_and_a_dead_ones_lock_is_taken(tmp_path):
     """A run another live process holds is skipped; once that process is killed (its lock file left behind, as
     after an out-of-memory kill), the next study run trains it from the start."""
@@ -772,7 +822,7 @@ def test_with_workers_the_parent_loads_no_model(tmp_path, monkeypatch):
     monkeypatch.setattr(study, "prepare", refuse)
     monkeypatch.setattr(study, "_share_start", refuse)
     spawned = []
-    monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo: spawned.append(workers) or {})
+    monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo, *by: spawned.append(workers) or {})
     study.run_study(plan, workers=2, echo=lambda m: None)
     assert spawned == [2] and (tmp_path / "runs" / "base" / "config.json").is_file()
 
