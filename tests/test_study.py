@@ -893,6 +893,25 @@ def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, 
     assert any("study.json differs" in x for x in said)
 
 
+@pytest.mark.parametrize("budget, over", [(0.1, True), (1.0, False)])
+def test_the_budget_is_read_as_run_time_summed_over_runs(tmp_path, budget, over):
+    """Six runs of 90 s each are 0.15 hours of run time, whatever ran side by side: over a budget of 0.1, a detected
+    deviation that says which count it is; under 1.0, none. The report's line and ``status`` name the same sum."""
+    from grpo_lab.study import status_lines
+
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text().replace("seeds = [0, 1, 2]\n", f"seeds = [0, 1, 2]\nbudget_hours = {budget}\n", 1))
+    s = Study.load(plan)
+    assert s.machine_hours() == pytest.approx(6 * 90 / 3600)
+    report = build(plan)[0][plan.parent / "REPORT.md"]
+    line = "The finished runs took 0.1 hours of run time (each run's training and evaluation, summed over runs), " \
+           f"over the plan's budget of {budget:g}."
+    assert (line in report) is over
+    assert f"Run time of the finished runs, summed over runs: 0.1 hours of training and evaluation (the plan's " \
+           f"budget: {budget:g}, read as the same sum)" in report
+    assert f"run time so far, summed over runs: 0.1 h of the plan's {budget:g}" in "\n".join(status_lines(s))
+
+
 def test_a_data_output_is_read_by_what_an_arm_is_not_by_its_name():
     """``data_arm`` finds the one arm with a method and settings (study 4's lesson cell and its page's test read it
     so); ``data_values`` gives its per-seed values in seed order (10 after 2, not before); none, several, a setting

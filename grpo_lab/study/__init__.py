@@ -10,7 +10,7 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     plan = "PLAN.md"                            # the prose plan, committed before the first run
     port = "..."                                # only for a plan file written after its runs (say why)
     seeds = [0, 1, 2, 3, 4, 5]                  # every arm's seeds (an arm may set its own)
-    budget_hours = 14                           # the machine-hours the plan allows
+    budget_hours = 14                           # the hours of run time the plan allows, summed over its runs
     report = "REPORT.md"                        # where the report goes (default)
     grader = "221cffcc6705"                     # optional: the grader every result must record
 

@@ -142,8 +142,9 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     if missing:
         dev.append("- (detected) Not finished: " + "; ".join(missing) + ".")
     md += dev or ["None found."]
-    md += ["", f"Machine time of the finished runs: {study.machine_hours():.1f} hours of training and evaluation"
-           + (f" (the plan's budget: {p.budget_hours:g})" if p.budget_hours else "") + "."]
+    md += ["", f"Run time of the finished runs, summed over runs: {study.machine_hours():.1f} hours of training and "
+           "evaluation" + (f" (the plan's budget: {p.budget_hours:g}, read as the same sum)" if p.budget_hours else "")
+           + ". Runs trained side by side on one machine take less wall-clock time than this."]
     if p.corrections:
         md += ["", "## Corrections", "", "What this report says differently from its earlier editions (the report "
                "written by hand, or an earlier edition of the engine), and why:", ""] + [f"- {c}" for c in p.corrections]
@@ -493,7 +494,7 @@ def write_or_check(want: dict, check: bool, echo=print) -> int:
 
 
 def status_lines(study: Study) -> list:
-    """``grpo-lab study status``: per arm, finished, missing and refused runs; the plan's machine-hours."""
+    """``grpo-lab study status``: per arm, finished, missing and refused runs; the run time so far, summed."""
     out = [f"{study.plan.title}: {study.done} of {study.total} runs finished"
            + (" (complete)" if study.complete else "")]
     for name, a in study.data.items():
@@ -501,6 +502,6 @@ def status_lines(study: Study) -> list:
                    + (f"; missing seeds {', '.join(map(str, a.missing))}" if a.missing else "")
                    + (f"; refused {len(a.refused)}: " + "; ".join(f"{f} ({why})" for f, why in a.refused)
                       if a.refused else ""))
-    out.append(f"  machine time so far: {study.machine_hours():.1f} h"
+    out.append(f"  run time so far, summed over runs: {study.machine_hours():.1f} h"
                + (f" of the plan's {study.plan.budget_hours:g}" if study.plan.budget_hours else ""))
     return out
