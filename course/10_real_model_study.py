@@ -41,6 +41,7 @@ from transformers.utils import logging as hf_logging
 from grpo_lab import checks, viz
 from grpo_lab.config import smollm2_study
 from grpo_lab.policy import smollm2_gguf
+from grpo_lab.study import data_arm, data_values
 from grpo_lab.stats import (diff_ci, diff_p, fmt_ci, holm, mean_ci, mean_p, paired_bootstrap, paired_ci, seeds_needed,
                             separated)
 
@@ -888,7 +889,7 @@ print(f"study 4: {S4['done']} of {S4['total']} runs finished when the data were 
 
 def s4(arm, measure="pass@1"):
     """Per-seed values of ``measure`` in study 4's arm ``arm`` (its finished runs, in seed order)."""
-    return [v[measure] for _, v in sorted(S4["arms"][arm]["seeds"].items(), key=lambda kv: int(kv[0]))]
+    return data_values(S4, arm, measure)
 
 
 def lr(x):
@@ -899,10 +900,7 @@ def lr(x):
 
 def arm_at(method, rate, paper=False):
     """Study 4's arm of ``method`` at peak rate ``rate``, under the paper's optimizer or the constant-rate one."""
-    found = [a for a, v in S4["arms"].items() if v["method"] == method and v["settings"]["learning_rate"] == rate
-             and (v["settings"]["lr_scheduler"] == "cosine") == paper]
-    assert len(found) == 1, (method, rate, paper, found)
-    return found[0]
+    return data_arm(S4, method, learning_rate=rate, lr_scheduler="cosine" if paper else "constant")
 
 
 curve = S4["curves"][0]  # pass@1 against the learning rate: one line per method and optimizer

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 import shutil
 import signal
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -174,6 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--executor ray: the share of one GPU each run asks for where the cluster has GPUs (default "
                         "1; 0.25 puts four runs on a card: on an H200 four study runs at once gave 3.1x the "
                         "throughput of one, docs/gpu.md)")
+    r.add_argument("--start-within", type=float, default=None, metavar="MINUTES",
+                   help="start no run after MINUTES minutes from now: the runs in flight finish, the others wait for "
+                        "the next `study run` (a machine, session or allocation that ends at a known time then loses "
+                        "no half-trained run; local executor)")
+    r.add_argument("--internal-start-by", dest="start_by", type=float, default=None, help=argparse.SUPPRESS)
     r.add_argument("--no-report", action="store_true", help="train only; write no report at the end")
     r.add_argument("--progress", action="store_true", help="progress bars for each run")
     for name, text in (("report", "write the study's report (interim until every run has finished)"),
@@ -196,10 +203,14 @@ def _study(a) -> int:
     if a.action == "run":
         if isinstance(a.workers, bool) or a.workers < 1:
             raise UsageError(f"--workers must be >= 1, got {a.workers}")
+        if a.start_within is not None and not (a.start_within >= 0 and math.isfinite(a.start_within)):
+            raise UsageError(f"--start-within is a number of minutes >= 0, got {a.start_within:g}")
         plan = study.read_plan(a.plan)
         if a.executor == "ray":
             if a.worker:
                 raise UsageError("--executor ray runs no local workers")
+            if a.start_within is not None:
+                raise UsageError("--start-within is for the local executor (a Ray cluster schedules its own tasks)")
             from .study.on_ray import check_gpus_per_run, run_on_ray
 
             try:
@@ -211,12 +222,14 @@ def _study(a) -> int:
         else:
             if a.address or a.gpus_per_run is not None:
                 raise UsageError("--address and --gpus-per-run are for --executor ray")
+            start_by = a.start_by if a.start_within is None else time.time() + 60 * a.start_within
             out = study.run_study(plan, study.parse_shard(a.shard), a.workers, progress=a.progress,
-                                  worker=study.parse_shard(a.worker) if a.worker else None)
+                                  worker=study.parse_shard(a.worker) if a.worker else None, start_by=start_by)
         if a.worker:
             return 0
         print(f"trained {len(out['trained'])} run(s)" + (f"; already finished: {len(out['finished'])}"
-                                                          if out["finished"] else ""))
+                                                          if out["finished"] else "")
+              + (f"; not started (--start-within): {len(out['not_started'])}" if out.get("not_started") else ""))
         if a.no_report:
             return 0
     want, draw = study.build(a.plan)

@@ -620,6 +620,23 @@ def test_a_selection_chooses_on_the_validation_split_and_the_comparison_reads_th
     assert "## Selections (on the validation split" in report and "**grpo-b**" in report
 
 
+def test_the_data_output_names_the_arm_each_selection_chose(tmp_path):
+    """A notebook reads which rate the validation split chose for each method; reversed validation data reverse the
+    choice; before every candidate has all its runs, nothing is chosen."""
+    for name, validation, want in (("a", {"grpo-a": 0.2, "grpo-b": 0.6, "sign-a": 0.3, "sign-b": 0.8}, "b"),
+                                   ("b", {"grpo-a": 0.6, "grpo-b": 0.2, "sign-a": 0.8, "sign-b": 0.3}, "a")):
+        (tmp_path / name).mkdir()
+        plan = make_selection_study(tmp_path / name, dict.fromkeys(validation, 0.4), validation)
+        plan.write_text(plan.read_text() + '\n[[outputs]]\npage = "s.json"\nform = "data"\n')
+        data = json.loads(build(plan, root=tmp_path / name)[0][tmp_path / name / "s.json"])
+        assert data["selections"] == {m + "-best": {"among": [m + "-a", m + "-b"], "by": "validation pass@1",
+                                                    "chosen": f"{m}-{want}"} for m in ("grpo", "sign")}
+    next((tmp_path / "b").rglob("grpo-seed2.json")).unlink()
+    data = json.loads(build(plan, root=tmp_path / "b")[0][tmp_path / "b" / "s.json"])
+    assert data["selections"]["grpo-best"]["chosen"] is None  # grpo-a or grpo-b still lacks a run
+    assert data["selections"]["sign-best"]["chosen"] == "sign-a"
+
+
 def test_a_selection_on_the_test_split_is_refused(tmp_path):
     plan = make_selection_study(tmp_path, dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5),
                                 dict.fromkeys(["grpo-a", "grpo-b", "sign-a", "sign-b"], 0.5), by="pass@1")
@@ -700,6 +717,56 @@ def test_a_worker_trains_its_slice_first_then_the_runs_no_one_else_did(tmp_path)
     assert sorted(out["trained"]) == sorted(order)
 
 
+def test_start_by_starts_no_run_after_its_time_and_the_next_run_resumes(tmp_path):
+    """``--start-within``: a study that must stop at a known time (a session, an allocation) starts no run after
+    it; the runs left are named, nothing of theirs is written, and the next ``study run`` trains them."""
+    import time
+
+    from grpo_lab.study import run_study, train_dir
+
+    plan = read_plan(_four_run_plan(tmp_path))
+    said = []
+    out = run_study(plan, echo=said.append, start_by=time.time() - 1)
+    assert out["trained"] == [] and len(out["not_started"]) == 4
+    assert any(m.startswith("not started, the time --start-within gave having passed") and "run again" in m
+               for m in said)
+    d = train_dir(plan, plan.arms["grpo"])
+    assert not list((d / "results").glob("*.json")) and not (d / "locks").exists()
+    out = run_study(plan, echo=lambda m: None, start_by=time.time() + 3600)
+    assert len(out["trained"]) == 4 and out["not_started"] == []
+
+
+def test_start_within_reaches_every_worker_and_is_refused_where_it_cannot_act(tmp_path, monkeypatch, capsys):
+    """The parent turns minutes into one deadline and hands the same one to each worker; a negative or
+    non-finite number, or the Ray executor, is refused by name."""
+    import time
+
+    from grpo_lab.cli import main
+    from grpo_lab.study import run as study_run
+
+    plan = _four_run_plan(tmp_path)
+    started = []
+
+    class Proc:
+        def __init__(self, args, env=None):
+            started.append(args)
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(study_run.subprocess, "Popen", Proc)
+    t0 = time.time()
+    assert main(["study", "run", str(plan), "--workers", "2", "--start-within", "30", "--no-report"]) == 0
+    by = [float(a[a.index("--internal-start-by") + 1]) for a in started]
+    assert len(by) == 2 and by[0] == by[1] and t0 + 1800 <= by[0] <= time.time() + 1800
+    for args, message in [(["--start-within", bad], "--start-within is a number of minutes >= 0")
+                          for bad in ("-1", "nan", "inf")] + [(["--executor", "ray", "--start-within", "5"],
+                                                               "--start-within is for the local executor")]:
+        with pytest.raises(SystemExit) as e:
+            main(["study", "run", str(plan), *args])
+        assert e.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_a_run_held_by_another_process_is_skipped_and_a_dead_ones_lock_is_taken(tmp_path):
     """A run another live process holds is skipped; once that process is killed (its lock file left behind, as
     after an out-of-memory kill), the next study run trains it from the start."""
@@ -755,7 +822,7 @@ def test_with_workers_the_parent_loads_no_model(tmp_path, monkeypatch):
     monkeypatch.setattr(study, "prepare", refuse)
     monkeypatch.setattr(study, "_share_start", refuse)
     spawned = []
-    monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo: spawned.append(workers) or {})
+    monkeypatch.setattr(study, "_spawn", lambda plan, shard, workers, echo, *by: spawned.append(workers) or {})
     study.run_study(plan, workers=2, echo=lambda m: None)
     assert spawned == [2] and (tmp_path / "runs" / "base" / "config.json").is_file()
 
@@ -824,6 +891,53 @@ def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, 
     said = []
     assert write_or_check(build(plan, root=tmp_path)[0], check=True, echo=said.append) == 1
     assert any("study.json differs" in x for x in said)
+
+
+@pytest.mark.parametrize("budget, over", [(0.1, True), (1.0, False)])
+def test_the_budget_is_read_as_run_time_summed_over_runs(tmp_path, budget, over):
+    """Six runs of 90 s each are 0.15 hours of run time, whatever ran side by side: over a budget of 0.1, a detected
+    deviation that says which count it is; under 1.0, none. The report's line and ``status`` name the same sum."""
+    from grpo_lab.study import status_lines
+
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text().replace("seeds = [0, 1, 2]\n", f"seeds = [0, 1, 2]\nbudget_hours = {budget}\n", 1))
+    s = Study.load(plan)
+    assert s.machine_hours() == pytest.approx(6 * 90 / 3600)
+    report = build(plan)[0][plan.parent / "REPORT.md"]
+    line = "The finished runs took 0.1 hours of run time (each run's training and evaluation, summed over runs), " \
+           f"over the plan's budget of {budget:g}."
+    assert (line in report) is over
+    assert f"Run time of the finished runs, summed over runs: 0.1 hours of training and evaluation (the plan's " \
+           f"budget: {budget:g}, read as the same sum)" in report
+    assert f"run time so far, summed over runs: 0.1 h of the plan's {budget:g}" in "\n".join(status_lines(s))
+
+
+def test_a_data_output_is_read_by_what_an_arm_is_not_by_its_name():
+    """``data_arm`` finds the one arm with a method and settings (study 4's lesson cell and its page's test read it
+    so); ``data_values`` gives its per-seed values in seed order (10 after 2, not before); none, several, a setting
+    that does not vary or a measure the data lack is an error that names what the data hold."""
+    from grpo_lab.study import data_arm, data_values
+
+    def arm(method, rate, scheduler, seeds):
+        return {"method": method, "settings": {"learning_rate": rate, "lr_scheduler": scheduler}, "seeds": seeds}
+
+    data = {"primary": "pass@1", "measures": ["pass@1", "greedy"], "varied": ["learning_rate", "lr_scheduler"],
+            "arms": {"s-const": arm("sign", 3e-4, "constant", {"10": {"pass@1": 0.3, "greedy": 0.1},
+                                                               "2": {"pass@1": 0.2, "greedy": 0.0}}),
+                     "s-cos": arm("sign", 3e-4, "cosine", {}),
+                     "d-const": arm("drgrpo", 3e-4, "constant", {})}}
+    assert data_arm(data, "sign", learning_rate=3e-4, lr_scheduler="cosine") == "s-cos"
+    assert data_arm(data, "drgrpo") == "d-const"
+    assert data_values(data, "s-const") == [0.2, 0.3] and data_values(data, "s-const", "greedy") == [0.0, 0.1]
+    assert data_values(data, "s-cos") == []
+    with pytest.raises(KeyError, match=r"2 arms run sign with \{'learning_rate': 0.0003\} \(s-const, s-cos\)"):
+        data_arm(data, "sign", learning_rate=3e-4)
+    with pytest.raises(KeyError, match=r"0 arms run sign .*\(none\); the arms: s-const \(sign, "):
+        data_arm(data, "sign", learning_rate=1e-3)
+    with pytest.raises(KeyError, match="warmup_steps: not a setting that differs between this study's arms"):
+        data_arm(data, "sign", warmup_steps=6)
+    with pytest.raises(KeyError, match="pass@4: the data hold pass@1, greedy"):
+        data_values(data, "s-const", "pass@4")
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -117,6 +117,8 @@ def test_the_replication_pages_section_after_study_4_says_what_its_data_say():
 
     import numpy as np
 
+    from grpo_lab.study import data_arm, data_values
+
     page = (ROOT / "docs" / "replication-2605.07689.md").read_text()
     section = " ".join(page.split("**What is left of the +45 points, after study 4.**")[1].split("\n## ")[0].split())
     data = json.loads((ROOT / "grpo_lab" / "data" / "smollm2_study4.json").read_text())
@@ -136,9 +138,7 @@ def test_the_replication_pages_section_after_study_4_says_what_its_data_say():
         assert 0.10 < hyp[name]["rule_interval"][1] < 0.16  # "reach a little past +0.10"
 
     def mean(method, rate):
-        (arm,) = [a for a, v in data["arms"].items() if v["method"] == method and v["settings"]["lr_scheduler"]
-                  == "constant" and v["settings"]["learning_rate"] == rate]
-        return np.mean([v["pass@1"] for v in data["arms"][arm]["seeds"].values()])
+        return np.mean(data_values(data, data_arm(data, method, learning_rate=rate, lr_scheduler="constant")))
 
     rates = sorted({v["settings"]["learning_rate"] for v in data["arms"].values()})
     cross = {(s, d): mean("sign", s) - mean("drgrpo", d) for s in rates for d in rates}

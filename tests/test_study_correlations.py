@@ -110,6 +110,43 @@ def test_a_correlation_is_pearsons_r_over_runs_with_fishers_interval(tmp_path):
     assert flipped.correlations[0].r > 0.5
 
 
+def test_the_correlation_figure_says_what_a_training_log_measure_is(tmp_path, monkeypatch):
+    """The x axis of "ACR against pass@1" says what "acr" is (a mean over training steps of the share of groups
+    whose sampled rewards are all equal), not only the plan's short name; an evaluation measure keeps its name."""
+    import grpo_lab.viz as viz
+
+    seen, real = {}, viz.runs_scatter
+
+    def spy(points, xlabel, ylabel, **kw):
+        seen.update(xlabel=xlabel, ylabel=ylabel)
+        return real(points, xlabel, ylabel, **kw)
+
+    monkeypatch.setattr(viz, "runs_scatter", spy)
+    build(make(tmp_path, PASS1, ACR))[1]()
+    assert seen["xlabel"].startswith("acr: ") and "sampled rewards are all equal" in seen["xlabel"]
+    assert "mean over steps" in seen["xlabel"] and seen["ylabel"] == "pass@1"
+
+
+def test_the_data_output_carries_each_correlation_and_exploratory_reading(tmp_path):
+    """A notebook reads the correlation (r, its interval, R²) and the exploratory intervals from the data output,
+    as it reads the planned ones; reversed data reverse them."""
+    extra = CORR + '\n[[exploratory]]\na = "avspo"\nb = "grpo"\nmeasure = "acr"\n\n[[outputs]]\npage = "s.json"\n' \
+        'form = "data"\n'
+    for name, acr, sign in (("a", ACR, -1), ("b", {"grpo": ACR["avspo"][::-1], "avspo": ACR["grpo"][::-1]}, 1)):
+        plan = make(tmp_path / name, PASS1, acr, extra=extra)
+        s = Study.load(plan)
+        data = json.loads(build(plan, root=tmp_path / name)[0][tmp_path / name / "s.json"])
+        (co,), (ex,) = s.correlations, s.exploratory
+        (got,) = data["correlations"]
+        assert got["x"] == "acr" and got["y"] == "pass@1" and got["n"] == co.n == 8 and got["arms"] == ["grpo", "avspo"]
+        assert (got["r"], got["lo"], got["hi"], got["r2"]) == pytest.approx((co.r, co.lo, co.hi, co.r ** 2))
+        assert np.sign(got["r"]) == sign and got["why_not"] is None
+        (row,) = data["exploratory"]
+        assert row["family"] == "exploratory" and row["measure"] == "acr" and row["label"] == ex.spec.label
+        assert (row["d"], row["lo"], row["hi"]) == pytest.approx((ex.d, ex.lo, ex.hi))
+        assert np.sign(row["d"]) == sign  # avspo's ACR below grpo's in "a", above it in "b"
+
+
 def test_too_few_runs_or_no_spread_says_why(tmp_path):
     few = {m: {0: v[0], 1: v[1], 2: v[2], 3: v[3]} for m, v in ACR.items()}
     plan = make(tmp_path / "a", PASS1, few, extra=CORR.replace('label', 'arms = ["grpo"]\nlabel'))

@@ -209,7 +209,7 @@ def test_workers_are_capped_at_the_runs_left(tmp_path, monkeypatch):
 
     plan = read_plan(make_study(tmp_path))  # every run finished
     spawned = []
-    monkeypatch.setattr(study_run, "_spawn", lambda plan, shard, workers, echo: spawned.append(workers) or {})
+    monkeypatch.setattr(study_run, "_spawn", lambda plan, shard, workers, echo, *by: spawned.append(workers) or {})
     said = []
     study_run.run_study(plan, workers=100, echo=said.append)
     assert spawned == [] and any("0 run(s) left to train" in s for s in said)

@@ -10,7 +10,7 @@ The plan file (TOML, beside the study's prose plan; every key documented here, a
     plan = "PLAN.md"                            # the prose plan, committed before the first run
     port = "..."                                # only for a plan file written after its runs (say why)
     seeds = [0, 1, 2, 3, 4, 5]                  # every arm's seeds (an arm may set its own)
-    budget_hours = 14                           # the machine-hours the plan allows
+    budget_hours = 14                           # the hours of run time the plan allows, summed over its runs
     report = "REPORT.md"                        # where the report goes (default)
     grader = "221cffcc6705"                     # optional: the grader every result must record
 
@@ -103,8 +103,8 @@ from .figures import draw
 from .measures import METRICS, Measure, Metric, PlanError, parse_measure, register_metric
 from .plan import FORMS, RULE_INTERVALS, Arm, Hypothesis, Plan, Selection, Spec, confounds, read_plan
 from .readings import Conventions, Judgement, bootstrap, judge, robustness
-from .render import (GIT_LINE, arm_table, build, fill, load_extras, render_report, status_lines, study_data,
-                     verdict_line, write_or_check)
+from .render import (GIT_LINE, arm_table, build, data_arm, data_values, fill, load_extras, render_report, status_lines,
+                     study_data, verdict_line, write_or_check)
 from .run import arm_dirs, default_dir, parse_shard, run_study, shard_units, train_dir, units
 from .words import (bound, claim_words, compact, finding, fragility_words, headline, held_out_line, hypothesis_line,
                     interval, label, largest_difference, past_range, reading_line, robustness_section, took_word,

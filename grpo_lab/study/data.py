@@ -411,11 +411,14 @@ class Study:
         if self.plan.budget_hours is not None:
             hours = self.machine_hours()
             if hours > self.plan.budget_hours:
-                out.append(f"The finished runs took {hours:.1f} machine-hours, over the plan's {self.plan.budget_hours:g}.")
+                out.append(f"The finished runs took {hours:.1f} hours of run time (each run's training and evaluation, "
+                           f"summed over runs), over the plan's budget of {self.plan.budget_hours:g}.")
         return out
 
     def machine_hours(self) -> float:
-        """Training and evaluation time of the study's own finished runs, in hours."""
+        """Training and evaluation time of the study's own finished runs, summed over runs, in hours: run time, not
+        wall-clock time (runs trained side by side on one machine take less of the clock), and what ``budget_hours``
+        is compared with."""
         return sum((r.get("train_seconds") or 0) + (r.get("eval_seconds") or 0) for r in self.own_runs().values()) \
             / 3600
 

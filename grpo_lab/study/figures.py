@@ -49,7 +49,7 @@ def draw(study: Study) -> None:
             continue
         note = (f"Pearson r = {co.r:+.2f} [{co.lo:+.2f}, {co.hi:+.2f}] over {co.n} runs" if co.r is not None
                 else co.why_not)
-        fig = runs_scatter(co.points, xlabel=co.correlation.x.text, ylabel=co.correlation.y.text,
+        fig = runs_scatter(co.points, xlabel=co.correlation.x.axis, ylabel=co.correlation.y.text,
                            title=f"{p.title} — {co.correlation.label}", note=note)
         fig.savefig(p.home / correlation_file(i))
 

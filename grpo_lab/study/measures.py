@@ -133,8 +133,10 @@ register_metric(Metric("pass@k", "eval", True, _pass_at, _pass_at_se, _pass_at_e
 register_metric(Metric("greedy", "eval", True, lambda ev, k: float(ev["greedy"]),
                        lambda ev, k: 0.0))  # greedy decoding of one model is deterministic: no sampling error
 register_metric(Metric("reward", "history", True, _reward))
-register_metric(Metric("acr", "history", True, _acr))
-register_metric(Metric("zero-adv", "history", True, _zero_adv))
+register_metric(Metric("acr", "history", True, _acr,
+                       about="the share of groups whose sampled rewards are all equal (ACR), mean over steps"))
+register_metric(Metric("zero-adv", "history", True, _zero_adv,
+                       about="the share of completions trained with a zero advantage, mean over steps"))
 # The training log's per-step quantities (issue 57, item 4: what tells "learns slowly" from "collapses"), for a
 # plan's `steps` table: descriptive, one number per run.
 register_metric(Metric("grad-norm", "history", False, lambda r, k: float(_logged(r, "grad_norm").mean()),
@@ -190,6 +192,13 @@ class Measure:
             raise KeyError(f"an evaluation on {self.alias} ({self.task}); it was evaluated on "
                            f"{', '.join([own_task, *extra]) or 'nothing else'}")
         return extra[self.task]
+
+    @property
+    def axis(self) -> str:
+        """How a figure's axis names it: the plan's text, and what a training-log quantity is ("acr" alone does not
+        say it is a mean over steps of the rollouts' share of homogeneous groups)."""
+        about = self.metric.about if self.metric.source == "history" else ""
+        return f"{self.text}: {about}" if about else self.text
 
     def per_problem(self, result: dict):
         """The score of each evaluation draw in a run's result (its mean is :meth:`of`), or None."""

@@ -142,8 +142,9 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     if missing:
         dev.append("- (detected) Not finished: " + "; ".join(missing) + ".")
     md += dev or ["None found."]
-    md += ["", f"Machine time of the finished runs: {study.machine_hours():.1f} hours of training and evaluation"
-           + (f" (the plan's budget: {p.budget_hours:g})" if p.budget_hours else "") + "."]
+    md += ["", f"Run time of the finished runs, summed over runs: {study.machine_hours():.1f} hours of training and "
+           "evaluation" + (f" (the plan's budget: {p.budget_hours:g}, read as the same sum)" if p.budget_hours else "")
+           + ". Runs trained side by side on one machine take less wall-clock time than this."]
     if p.corrections:
         md += ["", "## Corrections", "", "What this report says differently from its earlier editions (the report "
                "written by hand, or an earlier edition of the engine), and why:", ""] + [f"- {c}" for c in p.corrections]
@@ -385,7 +386,8 @@ def study_data(study: Study) -> dict:
     """What a notebook reads of a study (an ``[[outputs]]`` page with ``form = "data"``): every arm's finished runs
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
-    the family is complete); each hypothesis's judgement; each curve's points; and the headline. Written as JSON
+    the family is complete) and each exploratory one; the arm each selection chose; each hypothesis's judgement; each curve's points; each
+    correlation (Pearson's r, its interval, R²); and the headline. Written as JSON
     with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
     change (lesson 10 reads study 4's)."""
     from .readings import judge, varied_settings
@@ -402,13 +404,19 @@ def study_data(study: Study) -> dict:
             "start": {m.text: [_number(x) for x in st] for m in measures
                       for st in [study.start(name, m)] if st is not None},
         }
-    planned = []
-    for family, rows in study.readings.items():
-        for r in rows:
-            planned.append({"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
-                            "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
-                            "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
-                            "separated": r.apart, "why_not": r.why_not})
+    def row(r, family):
+        return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
+                "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
+                "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
+                "separated": r.apart, "why_not": r.why_not}
+
+    planned = [row(r, family) for family, rows in study.readings.items() for r in rows]
+    exploratory = [row(r, "exploratory") for r in study.exploratory]  # intervals at the plan's level, no verdict
+    selections = {name: {"among": list(sel.among), "by": sel.by.text, "chosen": study.chosen(name)}
+                  for name, sel in p.selections.items()}  # "chosen": None until every candidate has all its runs
+    correlations = [{"label": c.correlation.label, "x": c.correlation.x.text, "y": c.correlation.y.text,
+                     "arms": list(c.correlation.arms), "n": c.n, "r": _number(c.r), "lo": _number(c.lo),
+                     "hi": _number(c.hi), "r2": _number(c.r2), "why_not": c.why_not} for c in study.correlations]
     hypotheses = []
     for h in p.hypotheses:
         j = judge(h, study.reading(h.test))
@@ -423,7 +431,36 @@ def study_data(study: Study) -> dict:
             "done": study.done, "total": study.total, "complete": study.complete,
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
-            "planned": planned, "hypotheses": hypotheses, "curves": curves, "headline": headline(study)}
+            "selections": selections, "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
+            "correlations": correlations, "headline": headline(study)}
+
+
+def data_arm(data: dict, method: str, **settings) -> str:
+    """The one arm of a study's data output (:func:`study_data`) that runs ``method`` with ``settings``, named by
+    the settings that differ between arms (``data_arm(s4, "sign", learning_rate=3e-4, lr_scheduler="cosine")``).
+    A notebook or a test that reads one arm by what it is, not by its name in the plan, uses this; none or several
+    matching is an error that names what the data hold."""
+    unknown = sorted(set(settings) - set(data["varied"]))
+    if unknown:
+        raise KeyError(f"{', '.join(unknown)}: not a setting that differs between this study's arms "
+                       f"({', '.join(data['varied']) or 'none'})")
+    found = [name for name, a in data["arms"].items()
+             if a["method"] == method and all(a["settings"].get(k) == v for k, v in settings.items())]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} arms run {method} with {settings or 'any settings'} "
+                       f"({', '.join(found) or 'none'}); the arms: " +
+                       "; ".join(f"{n} ({a['method']}, {a['settings']})" for n, a in data["arms"].items()))
+    return found[0]
+
+
+def data_values(data: dict, arm: str, measure: str | None = None) -> list:
+    """The per-seed values of ``measure`` (default: the study's primary) in ``arm``'s finished runs of a study's data
+    output (:func:`study_data`), in seed order."""
+    measure = measure or data["primary"]
+    if measure not in data["measures"]:
+        raise KeyError(f"{measure}: the data hold {', '.join(data['measures'])}")
+    seeds = data["arms"][arm]["seeds"]
+    return [seeds[s][measure] for s in sorted(seeds, key=int)]
 
 
 def _root(start: Path) -> Path:
@@ -457,7 +494,7 @@ def write_or_check(want: dict, check: bool, echo=print) -> int:
 
 
 def status_lines(study: Study) -> list:
-    """``grpo-lab study status``: per arm, finished, missing and refused runs; the plan's machine-hours."""
+    """``grpo-lab study status``: per arm, finished, missing and refused runs; the run time so far, summed."""
     out = [f"{study.plan.title}: {study.done} of {study.total} runs finished"
            + (" (complete)" if study.complete else "")]
     for name, a in study.data.items():
@@ -465,6 +502,6 @@ def status_lines(study: Study) -> list:
                    + (f"; missing seeds {', '.join(map(str, a.missing))}" if a.missing else "")
                    + (f"; refused {len(a.refused)}: " + "; ".join(f"{f} ({why})" for f, why in a.refused)
                       if a.refused else ""))
-    out.append(f"  machine time so far: {study.machine_hours():.1f} h"
+    out.append(f"  run time so far, summed over runs: {study.machine_hours():.1f} h"
                + (f" of the plan's {study.plan.budget_hours:g}" if study.plan.budget_hours else ""))
     return out

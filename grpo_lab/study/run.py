@@ -128,8 +128,9 @@ def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
 
 
 def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False, echo=print,
-              worker: tuple[int, int] | None = None) -> dict:
-    """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...]}``.
+              worker: tuple[int, int] | None = None, start_by: float | None = None) -> dict:
+    """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...],
+    "not_started": [...]}``.
 
     Each arm's comparison directory is prepared once (its config, the start's evaluation, the trainer settings)
     under the directory's lock; each run is trained under a lock of its own, so shards and workers on a shared
@@ -138,7 +139,9 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     thread each unless the plan sets ``threads``); this process only checks the directories and waits, holding no
     model. Worker ``w`` of ``n`` trains every ``n``-th run from the ``w``-th first, then sweeps the shard's other
     runs, skipping those another process holds: a worker that dies (out of memory, say) leaves its runs to the
-    others, and an interrupted run starts over."""
+    others, and an interrupted run starts over. ``start_by`` (seconds since the epoch, ``--start-within``): no run
+    starts after it; the runs in flight finish and the rest are left for the next ``study run``, so a session or
+    an allocation that ends at a known time loses no half-trained run."""
     mine = [(name, seed) for name, seed in shard_units(plan, shard) if finished_in(plan, plan.arms[name], seed) is None]
     left = sum(not (train_dir(plan, plan.arms[n]) / "results" / f"{run_name(plan.arms[n].method, s)}.json").is_file()
                for n, s in mine)  # runs left to train (the pace line; no more workers than these)
@@ -153,8 +156,8 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     # the start's evaluation loads the model: with --workers the workers do it, not the parent
     prepared = prepare_dirs(plan, mine, echo, evaluate=not spawning)
     if spawning:
-        return _spawn(plan, shard, workers, echo)
-    trained, done = [], []
+        return _spawn(plan, shard, workers, echo, start_by)
+    trained, done, waiting = [], [], []
     for name, seed in mine:
         arm = plan.arms[name]
         d = train_dir(plan, arm).resolve()
@@ -165,6 +168,8 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
             with DirLock(lock_dir):
                 if is_finished(d, arm.config, arm.method, seed, echo):
                     done.append(label)
+                elif start_by is not None and time.time() > start_by:
+                    waiting.append(label)
                 else:
                     echo(f"training {label} in {d}")
                     pace = () if trained or arm.config.policy == "tabular" else (  # issue 61: the pace, once
@@ -177,7 +182,9 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
                 raise
             echo(f"{label}: another process is training it ({e}); skipped here")
         remove_lock_dirs(lock_dir)
-    return {"trained": trained, "finished": done}
+    if waiting:
+        echo(f"not started, the time --start-within gave having passed: {', '.join(waiting)} (run again to resume)")
+    return {"trained": trained, "finished": done, "not_started": waiting}
 
 
 def prepare_dirs(plan: Plan, units_: list[tuple[str, int]], echo, evaluate: bool = True) -> dict:
@@ -225,10 +232,12 @@ def record_plan(plan: Plan, directory: Path, method: str, seed: int) -> None:
                        "trained": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def _spawn(plan: Plan, shard, workers: int, echo) -> dict:
+def _spawn(plan: Plan, shard, workers: int, echo, start_by: float | None = None) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    by = [] if start_by is None else ["--internal-start-by", repr(float(start_by))]  # one deadline for every worker
     procs = [subprocess.Popen([sys.executable, "-m", "grpo_lab.cli", "study", "run", str(plan.path),
-                               "--shard", f"{shard[0]}/{shard[1]}", "--internal-worker-slice", f"{w}/{workers}"], env=env)
+                               "--shard", f"{shard[0]}/{shard[1]}", "--internal-worker-slice", f"{w}/{workers}", *by],
+                              env=env)
              for w in range(1, workers + 1)]
     codes = [p.wait() for p in procs]
     if any(codes):
