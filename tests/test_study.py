@@ -682,6 +682,24 @@ def test_an_interaction_is_the_difference_of_two_differences(tmp_path):
         read_plan(plan)
 
 
+def test_an_interaction_naming_a_selection_not_chosen_yet_says_so(tmp_path):
+    """A comparison that names a selection waits for its choice, and says so: an interaction used to say "needs 2
+    seeds in each of its four arms" while every arm had three. Both kinds of reading give the same reason."""
+    plan = make_selection_study(tmp_path, {"grpo-a": 0.5, "grpo-b": 0.2, "sign-a": 0.3, "sign-b": 0.7},
+                                {"grpo-a": 0.2, "grpo-b": 0.6, "sign-a": 0.3, "sign-b": 0.8})
+    plan.write_text(plan.read_text() + '\n[[comparisons]]\na = "sign-best"\nb = "grpo-best"\nc = "sign-a"\nd = "grpo-a"\n')
+    s = Study.load(plan)
+    assert [r.why_not for r in s.planned] == [None, None]  # both read once every candidate has its runs
+    next(tmp_path.rglob("grpo-seed2.json")).unlink()
+    s = Study.load(plan)
+    assert s.chosen("grpo-best") is None and s.chosen("sign-best") == "sign-b"
+    want = "not read yet: grpo-best chooses an arm once every candidate has all its runs"
+    assert [r.why_not for r in s.planned] == [want, want]
+    assert all(r.d is None for r in s.planned)
+    report = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
+    assert want in report and "needs 2 seeds" not in report
+
+
 def test_directories_that_evaluate_the_same_start_share_it(tmp_path, capsys):
     """Issue 49: a study with arms at two learning rates evaluates its start once (the rate does not change it)."""
     plan = tmp_path / "plan.toml"

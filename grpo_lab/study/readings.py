@@ -113,6 +113,9 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
         return _t(r, x.mean() - st[0], math.sqrt(x.var(ddof=1) / x.size + st[1] ** 2), x.size - 1, alpha)
     b = study.values(spec.b, spec.measure)
     r = Reading(spec, len(a), len(b), alpha=alpha)
+    r.why_not = _not_chosen(study, (spec.a, spec.b))
+    if r.why_not:
+        return r
     if spec.pairing == "seed":
         common = sorted(set(a) & set(b))
         x, y = np.asarray([a[s] for s in common], float), np.asarray([b[s] for s in common], float)
@@ -141,6 +144,16 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
     return _t(r, *stats.diff_parts(x, y, conv.df), alpha)
 
 
+def _not_chosen(study, names) -> str | None:
+    """Why a comparison naming a selection cannot be read yet: the selection has not chosen its arm (it chooses
+    once every candidate has all its runs, :meth:`~grpo_lab.study.data.Study.chosen`); None when nothing waits."""
+    waiting = [x for x in names if x in study.plan.selections and study.chosen(x) is None]
+    if not waiting:
+        return None
+    return ("not read yet: " + " and ".join(waiting) + (" choose arms" if len(waiting) > 1 else " chooses an arm")
+            + " once every candidate has all its runs")
+
+
 def _interaction(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
     """``(a - b) - (c - d)`` over four independent arms: the difference of means, its standard error
     ``sqrt(sum s_i^2 / n_i)``, the degrees of freedom by the plan's convention (Welch-Satterthwaite over the four,
@@ -148,6 +161,9 @@ def _interaction(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
     names = (spec.a, spec.b, spec.c, spec.d)
     samples = [np.asarray(list(study.values(x, spec.measure).values()), float) for x in names]
     r = Reading(spec, len(samples[0]), len(samples[1]), kind="interaction", alpha=alpha)
+    r.why_not = _not_chosen(study, names)
+    if r.why_not:
+        return r
     if any(x.size < 2 for x in samples):
         r.why_not = "an interaction needs 2 seeds in each of its four arms"
         return r
