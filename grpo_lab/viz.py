@@ -558,7 +558,8 @@ def erank_vs_group_size(Gs, panels: dict, reference: float | None = 2.0, title: 
 
 def runs_scatter(points: dict, xlabel: str, ylabel: str, title: str | None = None, note: str | None = None) -> Figure:
     """One dot per run, ``points[method] = [(x, y), ...]``, one colour per method (the study engine's correlations
-    across runs, issue 59). ``note``: a line in the legend's title (e.g. Pearson's r and its interval)."""
+    across runs, issue 59). ``note``: a line in the legend's title (e.g. Pearson's r and its interval). The legend
+    sits under the axes: a scatter has no empty corner to put it in (on the axes it covered study 5's runs)."""
     fig, ax = _fig(height=3.6, title=title or f"{ylabel} against {xlabel}")
     for label, pts in points.items():
         if not pts:
@@ -568,7 +569,9 @@ def runs_scatter(points: dict, xlabel: str, ylabel: str, title: str | None = Non
         ax.scatter(x, y, s=18, color=st["color"], marker=st["marker"], label=f"{label} ({x.size} runs)", alpha=0.85)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, title=note, title_fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, title=note, title_fontsize=7, loc="outside lower center",
+               ncols=max(1, len(labels)))
     return fig
 
 
