@@ -49,3 +49,83 @@ def test_study_5_status_reads_offline():
     assert not [(n, a.refused) for n, a in s.data.items() if a.refused]
     assert s.total == 42
     assert main(["study", "status", str(PLAN5)]) == 0
+
+
+def _signed(x: float, places: int = 3) -> str:
+    """A number as the page writes it: a sign always, a true minus sign."""
+    return f"{x:+.{places}f}".replace("-", "−")
+
+
+def _rate(x: float) -> str:
+    """A learning rate as the plan writes it: 2.1e-4, not 0.00021."""
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def _interval(d: float, lo: float, hi: float, places: int = 3) -> str:
+    return f"{_signed(d, places)} [{_signed(lo, places)}, {_signed(hi, places)}]"
+
+
+def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
+    """The hand-written section "What the runs say, after study 5" of docs/replication-2605.21125.md: each number
+    and each direction word is derived here from the data output (and the bootstrap from the runs), so the section
+    fails when the data change under it: reversed data flip "trailed" and every sign."""
+    import json
+
+    import numpy as np
+
+    from grpo_lab.study import readings
+
+    page = (RESULTS.parents[1] / "docs" / "replication-2605.21125.md").read_text()
+    section = " ".join(page.split("## What the runs say, after study 5")[1].split("\n## ")[0].split())
+    data = json.loads((RESULTS.parents[1] / "grpo_lab" / "data" / "smollm2_study5.json").read_text())
+    assert data["complete"] and data["done"] == data["total"] == 42, "the section reads the finished study"
+    lr = {m: data["arms"][data["selections"][f"{m}-best"]["chosen"]]["settings"]["learning_rate"] for m in ("grpo", "avspo")}
+    assert f"chose {_rate(lr['grpo'])} for GRPO and {_rate(lr['avspo'])} for AVSPO" in section
+
+    planned = {r["label"][-2:-1]: r for r in data["planned"]}  # "(P)", "(M)"
+    hyp = {h["name"]: h for h in data["hypotheses"]}
+    p = planned["P"]
+    assert hyp["P"]["verdict"] == "not supported" and "**Accuracy (P): not supported.**" in section
+    assert (f"was {_interval(p['d'], p['lo'], p['hi'])}: AVSPO {'trailed' if p['d'] < 0 else 'led'}, "
+            f"{'not separated' if not p['separated'] else 'separated'}.") in section
+    assert f"exclude AVSPO ahead by more than {p['hi']:.3f}" in section
+    assert hyp["P"]["size_rule"] == "not refuted" and f"do not exclude the paper's +{hyp['P']['size']:.2f}" in section
+    s = Study.load(PLAN5)
+    boot = readings.read(s, s.planned[0].spec, readings.Conventions(df=s.plan.df, method="bootstrap"))
+    assert f"gives [{_signed(boot.lo)}, {_signed(boot.hi)}]" in section
+    assert (boot.hi < hyp["P"]["size"]) == ("which would exclude it" in section)
+    assert ("**Fragile**: P" in data["headline"]) == ("**fragile**" in section)
+
+    m = planned["M"]
+    zero = {k: np.mean([v["zero-adv"] for v in data["arms"][data["selections"][f"{k}-best"]["chosen"]]["seeds"].values()])
+            for k in ("grpo", "avspo")}
+    assert hyp["M"]["verdict"] == "supported" and "**The manipulation check (M): supported.**" in section
+    assert f"fell from {zero['grpo']:.3f} under GRPO to {zero['avspo']:.3f} under AVSPO" in section
+    assert f"a difference of {_interval(m['d'], m['lo'], m['hi'])}" in section
+    assert f"a cut of {100 * (1 - zero['avspo'] / zero['grpo']):.0f}%" in section
+
+    ex = {r["label"]: r for r in data["exploratory"]}
+
+    def word(r):  # how the page says a difference: ahead or behind beyond the noise, or level
+        if r["lo"] > 0:
+            return "led"
+        if r["hi"] < 0:
+            return "trailed"
+        return "level" if abs(r["d"]) < 0.01 else "not separated"
+
+    acr = ex["avspo − grpo at best rates, ACR of the rewards sampled"]
+    assert word(acr) == "not separated" and f"all equal differed by {_interval(acr['d'], acr['lo'], acr['hi'])}" in section
+    assert "did not move" in section
+    low, high = ex["avspo − grpo at lr 1e-4"], ex["avspo − grpo at lr 4.5e-4"]
+    code = ex["avspo_code − grpo at lr 2.1e-4"]
+    assert f"AVSPO {word(low)} GRPO at 1e-4 by {_interval(low['d'], low['lo'], low['hi'])}" in section
+    assert word(high) == "level" and f"level at 4.5e-4 ({_interval(high['d'], high['lo'], high['hi'])})" in section
+    assert word(code) == "level" and f"was level with GRPO at 2.1e-4 ({_interval(code['d'], code['lo'], code['hi'])})" in section
+
+    every, grpo = data["correlations"]
+    assert f"r = {_interval(every['r'], every['lo'], every['hi'], 2)}, R² {every['r2']:.2f}" in section
+    bound = max(every["lo"] ** 2, every["hi"] ** 2)
+    assert bound < 0.25 and "bounds R² below 0.25" in section
+    assert (bound < 0.617) == ("the paper's 0.617 is excluded" in section)
+    assert f"over GRPO's {grpo['n']} runs alone, r = {_interval(grpo['r'], grpo['lo'], grpo['hi'], 2)}" in section
