@@ -35,7 +35,7 @@ import numpy as np
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint,  # noqa: F401 (new_run_dir:
-                 new_run_dir, read_json, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
+                 new_run_dir, read_json, result_path, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
 from .report import duration, verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
 
@@ -352,7 +352,7 @@ def prepare(out: Path, conf: dict, echo=print) -> tuple[dict, dict | None]:
 def is_finished(out: Path, base: RunConfig, est: str, seed: int, echo=print) -> bool:
     """Whether run ``(est, seed)`` of the comparison in ``out`` has a complete result of these settings (a damaged
     or foreign file is moved aside, saying so, and the run counts as missing)."""
-    return _finished(Path(out) / "results" / f"{run_name(est, seed)}.json", est, seed, shared_settings(base), echo)
+    return _finished(result_path(out, est, seed), est, seed, shared_settings(base), echo)
 
 
 def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expected: dict | None,
@@ -362,7 +362,7 @@ def train_run(out: Path, base: RunConfig, est: str, seed: int, start: dict, expe
     the directory's lock or the run's own (:func:`grpo_lab.study`), and has called :func:`prepare`."""
     out = Path(out)
     res = trained_result(out, base, est, seed, start, expected, progress, callbacks)
-    return write_json_atomic(out / "results" / f"{run_name(est, seed)}.json", res)
+    return write_json_atomic(result_path(out, est, seed), res)
 
 
 def trained_result(out: Path, base: RunConfig, est: str, seed: int, start: dict, expected: dict | None,
@@ -478,7 +478,7 @@ def load_results(out: Path, conf: dict, partial: bool = False, skipped: list | N
     simulated = shared.get("policy") == "tabular"
     for e in conf["estimators"]:
         for s in conf["seeds"]:
-            path = Path(out) / "results" / f"{run_name(e, s)}.json"
+            path = result_path(out, e, s)
             if not path.is_file() and partial:
                 continue
             if not path.is_file():

@@ -65,6 +65,11 @@ def run_name(estimator: str, seed: int) -> str:
     return f"{estimator}-seed{int(seed)}"
 
 
+def result_path(out, estimator: str, seed: int) -> Path:
+    """Where one run's result lives in a results directory ``out``: ``out/results/grpo-seed0.json``."""
+    return Path(out) / "results" / f"{run_name(estimator, seed)}.json"
+
+
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a same-directory temporary file and a rename: a reader sees the old
     file or the new one, never a part. The temporary file is unique per call (``mkstemp``), so threads and

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import PER_RUN, RunConfig, parse_method
-from .io import display_path, read_json, read_jsonl, run_name, settings_differ, write_text_atomic
+from .io import display_path, read_json, read_jsonl, result_path, run_name, settings_differ, write_text_atomic
 from .passk import KS, pass_at_k_of
 from .sampling import get_sampling
 from .starvation import start_starvation, summarize_rows
@@ -271,7 +271,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
         total = len(conf["estimators"]) * len(conf["seeds"])
         done = sum(len(runs) for runs in results.values())
         missing = [run_name(e, sd) for sd in conf["seeds"] for e in conf["estimators"]
-                   if not (out / "results" / f"{run_name(e, sd)}.json").is_file()]
+                   if not result_path(out, e, sd).is_file()]
         md += [f"**Interim report ({time.strftime('%Y-%m-%d %H:%M')}): {done} of {total} runs finished**; not yet: "
                f"{', '.join(missing) or 'none'}. Resume with `grpo-lab compare --resume {display_path(out)}`; the "
                "final `report.md` appears beside `results/` when every run has finished.", ""]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..compare import evaluation_problems, read_config, result_problems, shared_settings
 from ..config import method_key, method_name
-from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, read_jsonl, run_name
+from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, read_jsonl, result_path, run_name
 from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
@@ -108,7 +108,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             except ValueError as e:
                 refused.append((_rel(d / "start.json", plan.home), str(e)[:160]))
         for seed in arm.seeds:
-            f = d / "results" / f"{run_name(arm.method, seed)}.json"
+            f = result_path(d, arm.method, seed)
             if not f.is_file():
                 continue
             name = _rel(f, plan.home)
@@ -158,7 +158,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             if g == keep:
                 continue
             for seed in seeds:
-                refused.append((_rel(where[seed] / "results" / f"{run_name(arm.method, seed)}.json", plan.home),
+                refused.append((_rel(result_path(where[seed], arm.method, seed), plan.home),
                                 f"graded by {runs[seed]['eval']['grader']}, while " +
                                 (f"the arm's other runs record {keep}" if keep else
                                  "the arm's runs split evenly between graders")))
@@ -200,7 +200,7 @@ class Study:
         self.plan = plan
         seen: dict = {}
         self.data = {name: read_arm(plan, arm, seen) for name, arm in plan.arms.items()}
-        named = {_rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json", plan.home):
+        named = {_rel(result_path(a.run_dir[seed], a.arm.method, seed), plan.home):
                  eval_dtype_of(r) for a in self.data.values() for seed, r in a.runs.items()}
         named.update({_rel(a.start_dir / "start.json", plan.home): eval_dtype_of(a.start, start=True)
                       for a in self.data.values() if a.start is not None})
@@ -328,7 +328,7 @@ class Study:
             for seed, r in a.runs.items():
                 d = a.run_dir[seed]
                 if d.is_relative_to(self.plan.home):
-                    out[d / "results" / f"{run_name(a.arm.method, seed)}.json"] = r
+                    out[result_path(d, a.arm.method, seed)] = r
         return out
 
     def detected_deviations(self) -> list:
@@ -345,7 +345,7 @@ class Study:
                 versions.setdefault(g.get("version") or "unrecorded", []).append(seed)
                 if g.get("engine") == "vllm" and not g.get("generators_kept") and \
                         g.get("syncs") == r.get("steps_done", len(r["history"])):
-                    f = _rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json", self.plan.home)
+                    f = _rel(result_path(a.run_dir[seed], a.arm.method, seed), self.plan.home)
                     reseeded.setdefault(f, []).append(f"{name} seed {seed}")
             if len(versions) > 1:
                 out.append(f"Arm {name}'s runs sampled with more than one engine version: " + "; ".join(
@@ -401,7 +401,7 @@ class Study:
                 except (ValueError, AttributeError):
                     fp = "unreadable"
                 if fp is not None and fp != self.plan.analysis_fingerprint:
-                    edited.append(_rel(a.run_dir[seed] / "results" / f"{run_name(a.arm.method, seed)}.json",
+                    edited.append(_rel(result_path(a.run_dir[seed], a.arm.method, seed),
                                        self.plan.home))
         if edited:
             out.append(f"The plan's analysis (its arms, seeds, measures, comparisons, hypotheses or conventions) is "

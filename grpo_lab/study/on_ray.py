@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..compare import is_finished, result_problem, shared_settings, trained_result
-from ..io import DirLock, fingerprint, run_name, write_json_atomic, write_text_atomic
+from ..io import DirLock, fingerprint, result_path, run_name, write_json_atomic, write_text_atomic
 from .plan import Plan
 from .run import finished_in, prepare_dirs, record_plan, remove_lock_dirs, shard_units, train_dir
 
@@ -82,11 +82,12 @@ def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
         why = f"carries another settings fingerprint ({res.get('fingerprint')})"
     if why is not None:
         raise ValueError(f"{arm.name} seed {seed}: the result sent back {why}; not written")
-    (directory / "results").mkdir(parents=True, exist_ok=True)
+    out = result_path(directory, arm.method, seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
     if sent.get("metrics") is not None:
         (directory / "metrics").mkdir(parents=True, exist_ok=True)
         write_text_atomic(directory / "metrics" / f"{name}.jsonl", sent["metrics"])
-    return write_json_atomic(directory / "results" / f"{name}.json", res)
+    return write_json_atomic(out, res)
 
 
 def _ray():

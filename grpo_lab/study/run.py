@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from ..compare import evaluation_problems, is_finished, open_comparison, pace_callback, prepare, train_run
-from ..io import DirLock, read_json, run_name
+from ..io import DirLock, read_json, result_path, run_name
 from .plan import Arm, Plan, PlanError, _rel, arm_dirs, default_dir  # noqa: F401 (re-exported)
 
 
@@ -43,7 +43,7 @@ def finished_in(plan: Plan, arm: Arm, seed: int) -> Path | None:
     own = train_dir(plan, arm).resolve()
     ours = own.is_relative_to(plan.home.resolve())
     for d in arm_dirs(plan, arm):
-        if (d.resolve() != own or not ours) and (d / "results" / f"{run_name(arm.method, seed)}.json").is_file():
+        if (d.resolve() != own or not ours) and result_path(d, arm.method, seed).is_file():
             return d
     return None
 
@@ -143,7 +143,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     starts after it; the runs in flight finish and the rest are left for the next ``study run``, so a session or
     an allocation that ends at a known time loses no half-trained run."""
     mine = [(name, seed) for name, seed in shard_units(plan, shard) if finished_in(plan, plan.arms[name], seed) is None]
-    left = sum(not (train_dir(plan, plan.arms[n]) / "results" / f"{run_name(plan.arms[n].method, s)}.json").is_file()
+    left = sum(not result_path(train_dir(plan, plan.arms[n]), plan.arms[n].method, s).is_file()
                for n, s in mine)  # runs left to train (the pace line; no more workers than these)
     if worker is not None:
         w, n = worker
