@@ -184,30 +184,33 @@ small = torch.linalg.vector_norm(pass_at_G_gradient(torch.tensor([np.log(0.003),
 assert small < 0.02
 
 # %% [markdown]
-# ## 5. AVSPO: the paper and its code disagree
+# ## 5. AVSPO: two readings of the paper, and a variant attributed to its code
 #
 # The paper adds K stratified virtual rewards $r_{max}(1 - (k-1)/K)$ to a homogeneous group's
 # statistics. If $r_{max}$ is the **group's own maximum**, an all-wrong group has $r_{max} = 0$:
 # its virtual rewards are 0 too, and it stays at zero advantage. If $r_{max}$ is the **reward
-# scale's maximum** (1), all-wrong groups are pushed down. The released code does neither: one
-# virtual sample with the opposite reward.
+# scale's maximum** (1), all-wrong groups are pushed down. A third variant, `avspo_code`, does neither:
+# one virtual sample with the opposite reward. grpo-lab's founding specification attributes it to the
+# authors' code, which nobody here could read (the page the paper points to held no code when checked,
+# November 2026), so treat it as a documented variant, not as what the authors ran.
 
 # %%
 batch = torch.tensor([[0.0] * 4, [0.0] * 4, [0.0] * 4, [1.0, 0, 0, 0]])  # ACR 0.75
 readings = {
     "paper, r_max = group max": gl.avspo(batch, 4, r_max="group"),
     "paper, r_max = scale max": gl.avspo(batch, 4, r_max="scale"),
-    "released code": gl.avspo_code(batch, 4),
+    "variant attributed to the code": gl.avspo_code(batch, 4),
     "GRPO": gl.grpo(batch, 4),
 }
 for name, a in readings.items():
-    print(f"{name:26s} all-wrong group: {a[0].numpy().round(3)}   mixed group: {a[3].numpy().round(3)}")
+    print(f"{name:30s} all-wrong group: {a[0].numpy().round(3)}   mixed group: {a[3].numpy().round(3)}")
 
 # %%
 assert torch.equal(readings["paper, r_max = group max"][0], torch.zeros(4))
-assert (readings["paper, r_max = scale max"][0] < 0).all() and (readings["released code"][0] < 0).all()
-assert not torch.allclose(readings["paper, r_max = scale max"][0], readings["released code"][0])
-assert torch.allclose(readings["released code"][3], readings["GRPO"][3])  # mixed groups: plain GRPO
+code = readings["variant attributed to the code"]
+assert (readings["paper, r_max = scale max"][0] < 0).all() and (code[0] < 0).all()
+assert not torch.allclose(readings["paper, r_max = scale max"][0], code[0])
+assert torch.allclose(code[3], readings["GRPO"][3])  # mixed groups: plain GRPO
 
 # %% [markdown]
 # **What we measured:** on a 256-prompt bimodal batch at G = 4, group-centred estimators
@@ -216,7 +219,7 @@ assert torch.allclose(readings["released code"][3], readings["GRPO"][3])  # mixe
 # identity holds exactly (autograd, to 1e-12) and, in exercise 03.3's check, by sampling
 # (200,000 groups); it shows
 # Sign's push on a failing prompt shrinks with its success probability. The two AVSPO readings
-# and the released code give three different advantages to the same all-wrong group.
+# and the variant attributed to the code give three different advantages to the same all-wrong group.
 
 # %% [exercise-md]
 # ### Open question 03.4 — rewards that are not 0/1

@@ -24,7 +24,7 @@ name           advantage of completion i in group g                  source
 ``rloo``       r_i - mean of the other G-1 rewards                   arXiv 2402.14740
 ``sign``       2 r_i - 1 (0/1 rewards only)                          arXiv 2605.07689
 ``avspo``      GRPO on real + K stratified virtual rewards           arXiv 2605.21125
-``avspo_code`` GRPO on real + 1 opposite virtual reward              authors' code
+``avspo_code`` GRPO on real + 1 opposite virtual reward              attributed to its code
 ``dapo``       GRPO, degenerate groups zeroed                        arXiv 2503.14476
 ``gpg``        B/(B - M) (r_i - mean_g), M = completions of groups   arXiv 2504.02546
                with no signal (the paper's gradient correction)
@@ -308,8 +308,8 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
        completions. Mixed groups, and every group when ACR <= threshold, get exactly
        :func:`grpo`'s advantages.
 
-    **The paper and its released code disagree**, and the paper leaves ``r_max``
-    ambiguous, so the reading is an explicit option:
+    **The paper and the variant attributed to its code disagree** (:func:`avspo_code`), and the
+    paper leaves ``r_max`` ambiguous, so the reading is an explicit option:
 
     - ``r_max="scale"`` (default): r_max is the reward scale's maximum ``reward_max``
       (1 for 0/1 rewards). All-wrong groups then get negative advantages and all-right
@@ -319,8 +319,8 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
       reading AVSPO cannot learn from all-fail groups at all.
     - a number: that value.
 
-    The released code instead adds one virtual sample with the opposite reward: see
-    :func:`avspo_code`.
+    The variant attributed to the authors' code instead adds one virtual sample with the
+    opposite reward: see :func:`avspo_code`.
 
     With ``return_info=True`` returns ``(advantages, info)`` with ``info`` a dict of
     ``acr``, ``active`` and ``k``.
@@ -360,7 +360,9 @@ def avspo(rewards, group_size: int | None = None, *, threshold: float = 0.5, alp
 def avspo_code(rewards, group_size: int | None = None, *, tau: float = DEFAULT_TAU, reward_min: float = 0.0,
                reward_max: float = 1.0, eps: float = DEFAULT_EPS, unbiased: bool = True,
                nan_policy: str = "unscored") -> torch.Tensor:
-    """AVSPO as the authors' released code does it (not as arXiv 2605.21125 writes it).
+    """AVSPO as grpo-lab's founding specification attributes it to the authors' code (not as arXiv 2605.21125
+    writes it). grpo-lab has not read that code: the page the paper points to for it held none when checked
+    (November 2026), so this is a documented variant, and only the paper's text is a reference for :func:`avspo`.
 
     Every homogeneous group (reward std < ``tau``) gets one virtual sample with the
     opposite reward, ``reward_min + reward_max - r`` (1 for an all-0 group, 0 for an

@@ -9,7 +9,7 @@ verl name              grpo-lab estimator (:mod:`grpo_lab.advantages`)
 =====================  ==========================================================================
 ``grpo_lab.sign``      A = 2r - 1, fixed reference (arXiv 2605.07689); rewards must be 0/1
 ``grpo_lab.avspo``     AVSPO as the paper writes it (arXiv 2605.21125), with its adaptive threshold
-``grpo_lab.avspo_code`` AVSPO as the authors' code does it (one opposite virtual sample)
+``grpo_lab.avspo_code`` AVSPO's variant attributed to the authors' code (one opposite virtual sample)
 ``grpo_lab.dapo``      GRPO's advantage with degenerate groups zeroed (verl's ``filter_groups`` drops them)
 ``grpo_lab.gpg``       GPG with arXiv 2504.02546's factor B/(B - M) (verl's own ``gpg`` counts non-zero rewards)
 ``grpo_lab.maxrl``     MaxRL's p-normalised advantage (r - mean)/mean (arXiv 2602.02710)
