@@ -103,7 +103,9 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
     assert hyp["M"]["verdict"] == "supported" and "**The manipulation check (M): supported.**" in section
     assert f"fell from {zero['grpo']:.3f} under GRPO to {zero['avspo']:.3f} under AVSPO" in section
     assert f"a difference of {_interval(m['d'], m['lo'], m['hi'])}" in section
-    assert f"a cut of {100 * (1 - zero['avspo'] / zero['grpo']):.0f}%" in section
+    cut = 100 * (1 - zero["avspo"] / zero["grpo"])
+    where = "beyond" if round(cut) > 63 else "inside" if round(cut) >= 58 else "short of"
+    assert f"a cut of {cut:.0f}%, {where} the paper's 58–63%" in section
 
     ex = {r["label"]: r for r in data["exploratory"]}
 
@@ -119,7 +121,7 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
     assert "did not move" in section
     low, high = ex["avspo − grpo at lr 1e-4"], ex["avspo − grpo at lr 4.5e-4"]
     code = ex["avspo_code − grpo at lr 2.1e-4"]
-    assert f"AVSPO {word(low)} GRPO at 1e-4 by {_interval(low['d'], low['lo'], low['hi'])}" in section
+    assert f"AVSPO {word(low)} GRPO at 1e-4, {_interval(low['d'], low['lo'], low['hi'])}" in section
     assert word(high) == "level" and f"level at 4.5e-4 ({_interval(high['d'], high['lo'], high['hi'])})" in section
     assert word(code) == "level" and f"was level with GRPO at 2.1e-4 ({_interval(code['d'], code['lo'], code['hi'])})" in section
 
