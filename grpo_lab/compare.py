@@ -35,7 +35,7 @@ import numpy as np
 from ._checks import as_number
 from .config import PER_RUN, RunConfig, method_key, method_name
 from .io import (DirLock, check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint,  # noqa: F401 (new_run_dir:
-                 new_run_dir, read_json, result_path, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
+                 metrics_path, new_run_dir, read_json, result_path, run_name, settings_differ, write_json_atomic)  # the CLI's, from here)
 from .report import duration, verdict_lines, write_comparison_report  # noqa: F401 (verdict_lines: part of this API)
 from .runner import evaluate_start, train
 
@@ -373,7 +373,7 @@ def trained_result(out: Path, base: RunConfig, est: str, seed: int, start: dict,
     out = Path(out)
     cfg = base.with_run(est, seed)
     name = run_name(est, seed)
-    jsonl = out / "metrics" / f"{name}.jsonl"
+    jsonl = metrics_path(out, est, seed)
     work = out / "checkpoints" / name if base.save_steps else None
     if work is None:
         jsonl.unlink(missing_ok=True)  # an interrupted run starts over

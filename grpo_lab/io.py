@@ -70,6 +70,11 @@ def result_path(out, estimator: str, seed: int) -> Path:
     return Path(out) / "results" / f"{run_name(estimator, seed)}.json"
 
 
+def metrics_path(out, estimator: str, seed: int) -> Path:
+    """Where one run's per-step log lives in a results directory ``out``: ``out/metrics/grpo-seed0.jsonl``."""
+    return Path(out) / "metrics" / f"{run_name(estimator, seed)}.jsonl"
+
+
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a same-directory temporary file and a rename: a reader sees the old
     file or the new one, never a part. The temporary file is unique per call (``mkstemp``), so threads and

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import PER_RUN, RunConfig, parse_method
-from .io import display_path, read_json, read_jsonl, result_path, run_name, settings_differ, write_text_atomic
+from .io import display_path, read_json, read_jsonl, metrics_path, result_path, run_name, settings_differ, write_text_atomic
 from .passk import KS, pass_at_k_of
 from .sampling import get_sampling
 from .starvation import start_starvation, summarize_rows
@@ -223,7 +223,7 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
     for est, runs in results.items():
         for r in runs:
             seed = r["config"]["seed"]
-            jsonl = out / "metrics" / f"{run_name(est, seed)}.jsonl"
+            jsonl = metrics_path(out, est, seed)
             rows = ([row for _, row in read_jsonl(jsonl, hint="; move the file aside to write the report from the "
                                                               "results files' own histories")]
                     if jsonl.is_file() else r["history"])

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..compare import evaluation_problems, read_config, result_problems, shared_settings
 from ..config import method_key, method_name
-from ..io import check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, read_json, read_jsonl, result_path, run_name
+from ..io import (check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, metrics_path, read_json, read_jsonl,
+                  result_path)
 from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
@@ -142,7 +143,7 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                 refused.append((name, why))
                 continue
             if with_log:
-                r = _with_log(r, d / "metrics" / f"{run_name(arm.method, seed)}.jsonl")
+                r = _with_log(r, metrics_path(d, arm.method, seed))
             runs[seed], where[seed] = r, d
     graders = {}
     for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different

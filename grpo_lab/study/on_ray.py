@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..compare import is_finished, result_problem, shared_settings, trained_result
-from ..io import DirLock, fingerprint, result_path, run_name, write_json_atomic, write_text_atomic
+from ..io import DirLock, fingerprint, metrics_path, result_path, run_name, write_json_atomic, write_text_atomic
 from .plan import Plan
 from .run import finished_in, prepare_dirs, record_plan, remove_lock_dirs, shard_units, train_dir
 
@@ -62,7 +62,7 @@ def train_task(base, method: str, seed: int, start: dict, expected: dict | None)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="grpo-lab-ray-") as tmp:
         res = trained_result(Path(tmp), base, method, seed, start, expected, progress=False, callbacks=callbacks)
-        jsonl = Path(tmp) / "metrics" / f"{run_name(method, seed)}.jsonl"
+        jsonl = metrics_path(tmp, method, seed)
         metrics = jsonl.read_text() if jsonl.is_file() else None
     return {"result": res, "metrics": metrics, "host": socket.gethostname(),
             "seconds": round(time.perf_counter() - t0, 1)}
@@ -73,7 +73,6 @@ def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
     checks a result read from disk passes; a result that fails them is refused, naming the run, and nothing of it
     is written. The metrics go first, the result last (a result file present means its run is complete)."""
     res = sent.get("result")
-    name = run_name(arm.method, seed)
     try:
         why = result_problem(res, arm.method, seed, shared_settings(arm.config))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
@@ -82,11 +81,11 @@ def keep(directory: Path, arm, seed: int, sent: dict) -> Path:
         why = f"carries another settings fingerprint ({res.get('fingerprint')})"
     if why is not None:
         raise ValueError(f"{arm.name} seed {seed}: the result sent back {why}; not written")
-    out = result_path(directory, arm.method, seed)
+    out, log = result_path(directory, arm.method, seed), metrics_path(directory, arm.method, seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     if sent.get("metrics") is not None:
-        (directory / "metrics").mkdir(parents=True, exist_ok=True)
-        write_text_atomic(directory / "metrics" / f"{name}.jsonl", sent["metrics"])
+        log.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(log, sent["metrics"])
     return write_json_atomic(out, res)
 
 
