@@ -1068,7 +1068,8 @@ for m in ("grpo", "avspo"):  # each method's rate: the highest mean validation p
     chosen[m] = max(arms, key=lambda a: np.mean(s5(a, "validation pass@1")))
     assert chosen[m] == S5["selections"][f"{m}-best"]["chosen"], (m, chosen[m])
     print(f"{m}: validation chose lr {lr(S5['arms'][chosen[m]]['settings']['learning_rate'])}")
-planned5 = {row["label"][-2:-1]: row for row in S5["planned"]}  # "... (P)", "... (M)"
+planned5 = {h["name"]: row for h in S5["hypotheses"] for row in S5["planned"] if row["label"] == h["test"]}
+assert set(planned5) == {"P", "M"}  # each hypothesis and the planned comparison it reads
 P5 = diff_ci(s5(chosen["avspo"]), s5(chosen["grpo"]), df=S5["df"])
 M5 = diff_ci(s5(chosen["avspo"], "zero-adv"), s5(chosen["grpo"], "zero-adv"), df=S5["df"])
 for name, got in (("P", P5), ("M", M5)):  # the engine's planned differences, redone (per-comparison 95%)

@@ -83,8 +83,9 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
     lr = {m: data["arms"][data["selections"][f"{m}-best"]["chosen"]]["settings"]["learning_rate"] for m in ("grpo", "avspo")}
     assert f"chose {_rate(lr['grpo'])} for GRPO and {_rate(lr['avspo'])} for AVSPO" in section
 
-    planned = {r["label"][-2:-1]: r for r in data["planned"]}  # "(P)", "(M)"
     hyp = {h["name"]: h for h in data["hypotheses"]}
+    planned = {h["name"]: r for h in data["hypotheses"] for r in data["planned"] if r["label"] == h["test"]}
+    assert set(planned) == {"P", "M"}  # each hypothesis and the planned comparison it reads
     p = planned["P"]
     assert hyp["P"]["verdict"] == "not supported" and "**Accuracy (P): not supported.**" in section
     assert (f"was {_interval(p['d'], p['lo'], p['hi'])}: AVSPO {'trailed' if p['d'] < 0 else 'led'}, "
