@@ -231,6 +231,14 @@ def gpg_verl(rewards, group_size: int | None = None, *, nan_policy: str = "unsco
     successes gets a large alpha whether or not its groups are informative (4 correct of 32: alpha = 8; the
     paper's factor would be 32 over the completions of mixed groups). Kept as a named variant, tested against
     verl's function on verl's inputs.
+
+    **Gradients through the rewards** (issue 83): at an all-equal group every estimator's advantage is exactly 0
+    by selection (:func:`grpo_lab._groups.group_stats`), so autograd gives 0 there. That is intended: an advantage
+    is a constant of the policy-gradient loss, and the exact zero is what keeps a homogeneous group from training
+    on the mean's rounding residue. It is not the derivative of the formula: for this estimator (and drgrpo,
+    rloo) the one-sided limit is ``alpha * (1 - 1/G)`` (0.75 at G = 4, alpha 1), which finite differences show;
+    GRPO's std-normalised advantage has no derivative there at all (it jumps). Away from all-equal groups
+    autograd and finite differences agree (``tests/test_estimator_robustness.py``).
     """
     g = group(rewards, group_size, nan_policy)
     stats = group_stats(g.values, g.valid)
@@ -254,10 +262,13 @@ def maxrl(rewards, group_size: int | None = None, *, nan_policy: str = "unscored
     if bool((v < 0).any()):
         raise ValueError(f"maxrl divides by the group's mean reward, so rewards must be >= 0; got "
                          f"{torch.unique(v[v < 0])[:5].tolist()}")
-    stats = group_stats(g.values, g.valid)
+    # in float64: the mean of tiny float32 rewards rounds in float32's subnormal range ([1e-44, 0, 0, 0] gave 2.5
+    # for an exact 3, issue 83); the ratio is then cast back to the rewards' dtype
+    stats = group_stats(g.values.double(), g.valid)
     mean = stats.mean
     safe = torch.where(mean > 0, mean, torch.ones_like(mean))
-    return _finish(g, torch.where(mean > 0, stats.centered / safe, torch.zeros_like(stats.centered)))
+    adv = torch.where(mean > 0, stats.centered / safe, torch.zeros_like(stats.centered))
+    return _finish(g, adv.to(g.values.dtype))
 
 
 # ----------------------------------------------------------------------------- AVSPO

@@ -259,6 +259,13 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
     notebook measured it; "the shipped study", for a value read from data shipped with the package).
     """
     predicted = real(predicted, f"{name}: give your prediction as a number")
+    try:  # issue 83: the measured value and the window are the notebook's, not the student's: a damaged one is a
+        measured = real(measured, f"{name}: the measured value")  # ValueError naming it, never a verdict
+        tol = real(tol, f"{name}: the tolerance")
+    except AssertionError as e:
+        raise ValueError(f"{e} (check_prediction's arguments, not your prediction)") from None
+    if tol < 0:
+        raise ValueError(f"{name}: the tolerance must be >= 0, got {tol:g} (check_prediction's arguments)")
     if fraction and abs(predicted) > 1:
         if abs(predicted) <= 100 and abs(predicted) >= 2:  # a percentage of a fraction lies within ±100
             raise AssertionError(f"{name}: {predicted:g} looks like a percentage; this quantity is a fraction, so "

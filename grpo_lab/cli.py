@@ -197,6 +197,10 @@ def _study(a) -> int:
     _quiet()
     from . import study
 
+    if Path(a.plan).is_symlink():  # issue 83: say which folder is the study, the link's target's
+        print(f"{a.plan} is a symbolic link to {Path(a.plan).resolve()}: the study is read and written in that "
+              "file's folder (its runs, report and figures)")
+
     if a.action == "status":
         print("\n".join(study.status_lines(study.Study.load(a.plan))))
         return 0

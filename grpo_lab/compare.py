@@ -159,6 +159,32 @@ def _is_number(x, low=None, high=None) -> bool:
     return True
 
 
+def sampling_problem(ev: dict) -> str | None:
+    """What is wrong with an evaluation's ``sampling`` record (how ``runner.evaluate`` sampled it), or None: a
+    record is a table whose ``dtype`` names a dtype, whose ``distinct`` is a switch, whose ``truncated`` is a
+    fraction and whose ``problem_of_draw`` gives each draw a problem. Issue 83: ``"sampling": "bfloat16"`` or a
+    ``dtype`` of ``""`` was read as float32, so a bf16 run was pooled with float32 ones without a word."""
+    if "sampling" not in ev:
+        return None
+    rec = ev["sampling"]
+    if not isinstance(rec, dict):
+        return f"sampling is {rec!r:.60}, not the sampler's record (a table)"
+    if "dtype" in rec and not (isinstance(rec["dtype"], str) and rec["dtype"] in EVAL_DTYPES):
+        return f"sampling.dtype is {rec['dtype']!r}, not one of {', '.join(EVAL_DTYPES)}"
+    if "distinct" in rec and not isinstance(rec["distinct"], bool):
+        return f"sampling.distinct is {rec['distinct']!r}, not true or false"
+    if "truncated" in rec and not _is_number(rec["truncated"], 0, 1):
+        return f"sampling.truncated is {rec['truncated']!r}, not a fraction"
+    draws = rec.get("problem_of_draw")
+    if draws is not None and not (isinstance(draws, list) and len(draws) == len(ev.get("correct") or [])
+                                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in draws)):
+        return "sampling.problem_of_draw does not give each draw a problem"
+    return None
+
+
+EVAL_DTYPES = ("float32", "bfloat16", "float16")  # what an evaluation can record it sampled in
+
+
 def evaluation_problems(ev, simulated: bool = False, problems: int | None = None) -> str | None:
     """What is wrong with an evaluation as ``runner.evaluate`` writes it (a run's ``eval`` or ``start.json``), or
     None: per-problem counts of correct samples (ints in [0, n_samples], one per problem when ``problems`` is
@@ -195,6 +221,9 @@ def evaluation_problems(ev, simulated: bool = False, problems: int | None = None
             return f"pass@{k} is {float(v):.6g}, but its own correct counts give {own:.6g}"
     if "grader" in ev and not isinstance(ev["grader"], str):
         return f"grader is {ev['grader']!r}, not a version string"
+    bad = sampling_problem(ev)
+    if bad:
+        return bad
     if "validation" in ev:
         bad = evaluation_problems(ev["validation"])
         if bad:
@@ -226,6 +255,12 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         return f"generation is {res['generation']!r}, not the engine's record (a table)"
     bad = evaluation_problems(res.get("eval"), simulated, problems)
     return f"its evaluation is damaged: {bad}" if bad else None
+
+
+def recorded_fingerprint(cfg: dict) -> str:
+    """The fingerprint of a run's recorded settings as the grpo-lab that wrote it computed it: over the fields it
+    recorded (a field added since is not part of it; :func:`read_config` reads a config the same way)."""
+    return fingerprint({k: v for k, v in shared_settings(cfg).items() if k in cfg})
 
 
 def result_problem(res: dict, est: str, seed: int, shared: dict) -> str | None:
@@ -485,9 +520,10 @@ def load_results(out: Path, conf: dict, partial: bool = False, skipped: list | N
                 raise FileNotFoundError(f"run {run_name(e, s)} has not finished; resume the comparison first")
             try:
                 r = read_json(path, "results file")
-                why = result_problems(r, simulated, None if simulated else shared.get("eval_problems"))
-                if why is None and (method_key(r["config"]), r["config"].get("seed")) != (method_key(e), s):
-                    why = f"it holds {method_name(r['config'])} seed {r['config'].get('seed')}"
+                why = result_problem(r, e, s, shared)  # issue 83: settings too (another generation engine...)
+                if why is None and "fingerprint" in r and r["fingerprint"] != recorded_fingerprint(r["config"]):
+                    why = (f"its fingerprint {r['fingerprint']!r} does not match its own settings "
+                           f"({recorded_fingerprint(r['config'])}): edited after it was written?")
             except (ValueError, KeyError, TypeError, AttributeError) as err:
                 why = str(err).replace(str(path), path.name)[:160]  # the path is named once, outside
             if why is not None:

@@ -139,6 +139,11 @@ class RunConfig:
                                     "draw of it: the same problems and estimand for fewer completions (500 draws "
                                     "of study 3's task are 237 problems), duplicates sharing their samples "
                                     "(runner.evaluate)", "--eval-distinct")
+    eval_without_replacement: bool = _f(False, "draw the evaluation's and the validation's problems without "
+                                               "replacement: N draws are N distinct problems (a task's generator "
+                                               "repeats its frequent problems: study 3's 500 draws were 237); "
+                                               "refused, with the task's size, where its part of the problem space "
+                                               "holds fewer (runner.eval_problems)", "--eval-without-replacement")
     logprobs: str = _f("trl", "how the training pass computes the completions' log-probabilities: trl (TRL's fused "
                               "LM-head kernel; on a CPU it scores every position, prompt included) or completion (the "
                               "completion positions only, in the autocast dtype: grpo_lab.trl.completion_logprobs; "
@@ -281,7 +286,7 @@ FIELD_RULES = dict(
     sampling=("str", None, False), skip_prob=("number", 0, False), max_generation_rounds=("int", 1, False),
     on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
     mask_truncated_completions=("bool", None, False), dtype=("str", None, True), generation=("str", None, False), generation_dtype=("str", None, True), logprobs=("str", None, False),
-    eval_dtype=("str", None, True), eval_distinct=("bool", None, False),
+    eval_dtype=("str", None, True), eval_distinct=("bool", None, False), eval_without_replacement=("bool", None, False),
     gradient_checkpointing=("bool", None, False), threads=("int", 1, True),
 )
 

@@ -125,7 +125,7 @@ def _lucky_fields(r: dict, i: int, bad: dict) -> dict:
 
     out = {}
     top = r.get("starvation/max_advantage")
-    if top is not None and not finite(top):
+    if top is not None and not (finite(top) and abs(top) <= MAX_ADVANTAGE):  # issue 83: 1e308 was "the largest"
         bad.setdefault("starvation/max_advantage", []).append(f"line {i} ({top!r:.30})")
         top = None
     out["max_advantage"] = float(top) if top is not None else None
@@ -136,11 +136,17 @@ def _lucky_fields(r: dict, i: int, bad: dict) -> dict:
     out["near_degenerate"] = float(near) if near is not None else None
     fluke = r.get("starvation/max_advantage_completion")
     if fluke is not None and not (isinstance(fluke, dict) and finite(fluke.get("advantage"))
-                                  and isinstance(fluke.get("group_rewards"), list)):
+                                  and abs(fluke["advantage"]) <= MAX_ADVANTAGE
+                                  and isinstance(fluke.get("group_rewards"), list)
+                                  and isinstance(fluke.get("completion", ""), str)  # issue 83: a number or null
+                                  and (top is None or fluke["advantage"] <= top + 1e-6 * max(1.0, abs(top)))):
         bad.setdefault("starvation/max_advantage_completion", []).append(f"line {i}")
         fluke = None
     out["fluke"] = fluke
     return out
+
+
+MAX_ADVANTAGE = 1e6  # no estimator gives a 0/1 (or any sanely scaled) reward an advantage this large: damaged
 
 
 def _from_jsonl(path: Path, run: str | None = None) -> RunLog:
@@ -165,7 +171,12 @@ def _from_jsonl(path: Path, run: str | None = None) -> RunLog:
                 raise LogFormatError(f"{path}, line {i}: success histogram of length {len(hist)} after rows with "
                                      f"G = {G}: one log, one group size")
             G = len(hist) - 1
-        rows.append(dict(step=_num(r.get("step")), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
+        step = r.get("step")
+        if step is not None and not (isinstance(step, (int, float)) and not isinstance(step, bool)
+                                     and math.isfinite(step)):  # issue 83: a NaN step was shown as "step nan"
+            bad.setdefault("step", []).append(f"line {i} ({step!r:.30})")
+            step = None
+        rows.append(dict(step=_num(step), reward=_num(r.get("reward")), degenerate=_num(r["starvation/acr"]),
                          all_fail=_num(r.get("starvation/all_fail")), all_pass=_num(r.get("starvation/all_pass")),
                          success_hist=hist if isinstance(hist, list) else None, **_lucky_fields(r, i, bad),
                          run=run or _run_of(r)))

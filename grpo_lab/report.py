@@ -28,13 +28,20 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
+def md_cell(value) -> str:
+    """A table cell's text: ``str(value)`` with each ``|`` escaped and line breaks as spaces, so that a cell holding
+    either (an arm named "a|b") is one cell, not two or a broken row (issue 83)."""
+    return " ".join(str(value).replace("|", "\\|").split("\n")).replace("\r", " ")
+
+
 def md_table(header, rows) -> list[str]:
     """The lines of a markdown table: ``header`` (cell texts), a separator, one line per row of ``rows``
-    (each a sequence of cells, written with ``str``). A row of another width than the header is an error."""
-    header = [str(h) for h in header]
+    (each a sequence of cells, written with :func:`md_cell`). A row of another width than the header is an
+    error."""
+    header = [md_cell(h) for h in header]
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for i, row in enumerate(rows):
-        cells = [str(c) for c in row]
+        cells = [md_cell(c) for c in row]
         if len(cells) != len(header):
             raise ValueError(f"table row {i} has {len(cells)} cells for {len(header)} columns: {cells}")
         out.append("| " + " | ".join(cells) + " |")

@@ -51,8 +51,10 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     ``distinct``: each distinct prompt is sampled once (greedy and ``n_samples``) and every draw of it gets those
     counts, so ``correct`` still has one entry per draw and every mean over draws estimates what it did (issue
     61); the draws of one problem then share their samples, so the evaluation's own sampling noise is larger
-    than with a sample per draw. ``ev["sampling"]`` records the engine, the dtype that sampled, ``distinct`` and
-    the prompts sampled."""
+    than with a sample per draw. ``ev["sampling"]`` records the engine, the dtype that sampled, ``distinct``, the
+    prompts sampled, the share of sampled completions cut at ``max_new_tokens`` (``truncated``) and, with
+    ``distinct``, each draw's distinct problem (``problem_of_draw``: the start's sampling error is counted by
+    problem, issue 80)."""
     from .generation import _dtype_of, get_engine
     from .tasks import grade, grader_version
 
@@ -67,7 +69,8 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
     prompts = [p.prompt for p in unique]
     sample = get_engine(generation).sampler(model, tokenizer, batch_size=batch_size, dtype=generation_dtype)
     greedy_u = sample(prompts, 1, temperature=0, max_new_tokens=max_new_tokens)
-    sampled_u = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens)
+    cut_u: list = []  # per prompt, whether each sampled completion stopped at max_new_tokens
+    sampled_u = sample(prompts, n_samples, seed=seed, max_new_tokens=max_new_tokens, truncated=cut_u)
     greedy, sampled = [greedy_u[i] for i in where], [sampled_u[i] for i in where]
     g = np.array([grade(c[0], p) for c, p in zip(greedy, problems)], dtype=float)
     counts = [int(sum(grade(c, p) for c in cs)) for cs, p in zip(sampled, problems)]
@@ -78,6 +81,10 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
               signatures=sample_signatures(tokenizer, sampled, problems),
               sampling=dict(engine=generation, dtype=generation_dtype or _dtype_of(model), distinct=bool(distinct),
                             prompts_sampled=len(prompts)))
+    if len(cut_u) == len(prompts):  # the share of sampled completions cut at the limit, over draws (issue 80)
+        ev["sampling"]["truncated"] = float(np.mean([x for i in where for x in cut_u[i]]))
+    if distinct:  # each draw's distinct problem: the draws of one share their samples (grpo_lab.study.measures)
+        ev["sampling"]["problem_of_draw"] = where
     ev["pass_at_k"] = pass_at_k_of(ev, KS)
     return ev
 
@@ -168,28 +175,50 @@ def bucket(prompt: str) -> int:
     return int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16) % BUCKETS
 
 
-def _draw(cfg: RunConfig, n: int | None, seed: int, split: str, keep) -> list:
+def _draw(cfg: RunConfig, n: int | None, seed: int, split: str, keep, unique: bool = False) -> list:
     """``n`` problems of ``split`` drawn with ``seed`` whose prompts' bucket satisfies ``keep`` (all of them when
-    ``cfg.disjoint`` is off): the generator is asked for more until ``n`` are found."""
+    ``cfg.disjoint`` is off): the generator is asked for more until ``n`` are found. ``unique``: without
+    replacement, the first ``n`` distinct prompts of the same stream; a ``ValueError`` naming the task's size where
+    its part of the problem space holds fewer (a fourfold longer stream brought no new problem, or the generator
+    ran out)."""
     from .tasks import make_problems
 
-    if not cfg.disjoint:
+    if not cfg.disjoint and not unique:
         return make_problems(cfg.task, n, seed=seed, split=split, smoke=cfg.smoke, data=cfg.data)
     want = n if n is not None else None
     size = (want or 1000) * 4
-    for _ in range(6):
+    distinct = -1
+    for _ in range(7):
         drawn = make_problems(cfg.task, size, seed=seed, split=split, smoke=cfg.smoke, data=cfg.data)
-        out = [p for p in drawn if keep(bucket(p.prompt))]
-        if want is None or len(out) >= want or len(drawn) < size:  # enough, or the task has no more
+        out = [p for p in drawn if not cfg.disjoint or keep(bucket(p.prompt))]
+        if unique:
+            first: dict = {}
+            for p in out:
+                first.setdefault(p.prompt, p)
+            if want is None or len(first) >= want:
+                return list(first.values())[:want]
+            if len(first) == distinct or len(drawn) < size:  # nothing new in 4x the draws, or no more to draw
+                raise ValueError(f"task {cfg.task}: its {split} part"
+                                 + (" (the part of the problem space this split may use)" if cfg.disjoint else "")
+                                 + f" holds {len(first)} distinct problems in {len(drawn)} draws, fewer than the "
+                                 f"{want} asked without replacement (eval_without_replacement): ask for at most "
+                                 f"{len(first)}, or draw with replacement")
+            distinct = len(first)
+        elif want is None or len(out) >= want or len(drawn) < size:  # enough, or the task has no more
             return out if want is None else out[:want]
         size *= 4
+    if unique:
+        raise ValueError(f"task {cfg.task}: {distinct} distinct {split} problems after {size // 4} draws, fewer than "
+                         f"the {want} asked without replacement (eval_without_replacement)")
     return out[:want]
 
 
 def eval_problems(cfg: RunConfig):
     """The run's test problems (``eval_problems`` of the task's test split, drawn with ``eval_seed``; with
-    ``cfg.disjoint``, from the test part of the problem space only)."""
-    return _draw(cfg, cfg.eval_problems, cfg.eval_seed, "test", lambda b: b == TEST_BUCKET)
+    ``cfg.disjoint``, from the test part of the problem space only; with ``cfg.eval_without_replacement``, each
+    distinct problem at most once, issue 80)."""
+    return _draw(cfg, cfg.eval_problems, cfg.eval_seed, "test", lambda b: b == TEST_BUCKET,
+                 unique=cfg.eval_without_replacement)
 
 
 def validation_problems(cfg: RunConfig):
@@ -200,7 +229,7 @@ def validation_problems(cfg: RunConfig):
     if not cfg.validation_problems:
         return []
     return _draw(cfg, cfg.validation_problems, cfg.eval_seed + VALIDATION_SEED_OFFSET, "test",
-                 lambda b: b == VALIDATION_BUCKET)
+                 lambda b: b == VALIDATION_BUCKET, unique=cfg.eval_without_replacement)
 
 
 def train_problems(cfg: RunConfig):
@@ -744,7 +773,8 @@ _START_CACHE: dict = {}
 
 START_SETTINGS = ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples", "max_completion_length",
                   "smoke", "backend", "dtype", "lora_r", "generation", "generation_dtype", "eval_tasks",
-                  "validation_problems", "disjoint", "eval_dtype", "eval_distinct")  # what the start's evaluation depends on (not the learning rate)
+                  "validation_problems", "disjoint", "eval_dtype", "eval_distinct",
+                  "eval_without_replacement")  # what the start's evaluation depends on (not the learning rate)
 
 
 def start_key(cfg: RunConfig) -> str:

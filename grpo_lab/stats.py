@@ -139,8 +139,9 @@ def mean_ci_columns(values, confidence: float = 0.95):
     return np.asarray(m), np.asarray(lo), np.asarray(hi)
 
 
-def fmt_ci(values, digits: int = 3, clip=(0.0, 1.0)) -> str:
-    """``"0.412 [0.388, 0.436]"``: mean [95% t-interval], the interval clipped to ``clip`` (fractions by default).
+def fmt_ci(values, digits: int = 3, clip=(0.0, 1.0), confidence: float = 0.95) -> str:
+    """``"0.412 [0.388, 0.436]"``: mean [t-interval at ``confidence``, 95% by default], the interval clipped to
+    ``clip`` (fractions by default).
 
     One value prints ``"0.412 (1 seed, no interval)"``; no finite value prints ``"n/a"``.
     """
@@ -151,7 +152,7 @@ def fmt_ci(values, digits: int = 3, clip=(0.0, 1.0)) -> str:
         return f"{vals[0]:.{digits}f} (1 seed, no interval)"
     if not np.ptp(vals) > 0:  # nor can seeds that agree exactly: their interval [x, x] is no certainty
         return f"{vals[0]:.{digits}f} (the {len(vals)} seeds agree exactly: no interval)"
-    m, lo, hi = mean_ci(vals)
+    m, lo, hi = mean_ci(vals, confidence)
     if clip is not None:
         lo, hi = max(lo, clip[0]), min(hi, clip[1])
     return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"

@@ -342,10 +342,10 @@ def passk_curves(ks, curves: dict, bands: dict | None = None, title: str | None 
 
 def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None, n_seeds: int | None = None,
           reference: tuple[float, str] | None = None, clip=(0.0, 1.0), dodge: float = 0.025, log: bool = True,
-          legend_below: bool = False) -> Figure:
+          legend_below: bool = False, confidence: float = 0.95) -> Figure:
     """Final metric (mean, lo, hi) against a swept setting, one line per estimator or setting (notebooks 04, 05).
 
-    Bars are 95% t-intervals over ``n_seeds`` seeds, clipped to ``clip`` (fractions by default; None: not
+    Bars are t-intervals over ``n_seeds`` seeds at ``confidence`` (the legend says which), clipped to ``clip`` (fractions by default; None: not
     clipped); ticks sit at the swept values, and each series is drawn ``dodge`` decades to the side of its
     neighbour (centred on the tick), so two methods with the same value at a setting show two bars, not one
     (issue 40: grpo and drgrpo both at 0.570 hid each other). ``reference``: a ``(value, label)`` drawn as a
@@ -387,7 +387,8 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
     handles, labels = ax.get_legend_handles_labels()
     where = dict(loc="outside lower center") if legend_below else {}
     (fig if legend_below else ax).legend(handles, labels, fontsize=7, ncols=2, title_fontsize=7, **where,
-                                         title=f"bars: 95% t-interval over {n_seeds} seeds" if n_seeds else None)
+                                         title=f"bars: {100 * confidence:.4g}% t-interval over {n_seeds} seeds"
+                                         if n_seeds else None)
     return fig
 
 
@@ -708,18 +709,24 @@ def _fit(values, pad: float = 0.12, floor: float = 0.02) -> tuple[float, float] 
 
 
 def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measure", start=None,
-                  title: str | None = None, xlabel: str = "arm", clip=None) -> Figure:
+                  title: str | None = None, xlabel: str = "arm", clip=None, confidence: float = 0.95) -> Figure:
     """One column per arm (the study engine, ``grpo-lab study report``): ``arms[label] = [value per seed]``. Dots are
-    seeds, drawn at their values (no jitter: a dot is a run); a diamond and bar the mean and its 95% t-interval over
-    seeds (none where the seeds agree exactly); ``start = (value, standard error)`` a dotted line with its 95% band.
+    seeds, drawn at their values (no jitter: a dot is a run); a diamond and bar the mean and its t-interval over
+    seeds at ``confidence`` (a study's plan level; none where the seeds agree exactly); ``start = (value, standard
+    error)`` a dotted line with its band at the same level (normal quantile).
     The y axis is fitted to the data, not to [0, 1] or to a symmetric range, so the differences the report
     discusses show. ``colours``: ``{label: a label of :func:`style`}`` (an arm in its method's colour). ``clip``:
     ``(lo, hi)`` that the intervals are drawn inside (a fraction's: ``(0, 1)``, as the report's tables clip them; a
     t-interval over two seeds can reach far below 0), the legend saying so."""
+    from scipy.stats import norm
+
     from .stats import mean_ci, spread
 
     labels = list(arms)
-    fig, ax = _fig(width=max(WIDTH * 0.7, 1.1 * len(labels) + 2.5), height=3.8, title=title)
+    pct = f"{100 * confidence:.4g}%"
+    z = float(norm.ppf(0.5 + confidence / 2))
+    # wide enough for its legend: with two arms the two-column legend ran past both edges (issue 81)
+    fig, ax = _fig(width=max(WIDTH * 0.7, 1.1 * len(labels) + 2.5, 6.4), height=3.8, title=title)
     shown = []
     for i, label in enumerate(labels):
         v = [float(x) for x in arms[label]]
@@ -727,7 +734,7 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
         ax.plot([i] * len(v), v, "o", color=colour, alpha=0.55, ms=4, ls="none")
         shown += v
         if len(v) >= 2 and spread(v):
-            m, lo, hi = mean_ci(v)
+            m, lo, hi = mean_ci(v, confidence)
             if clip is not None:
                 lo, hi = max(lo, clip[0]), min(hi, clip[1])
             ax.errorbar([i + 0.18], [m], yerr=[[m - lo], [hi - m]], color=colour, marker="D", ms=6, capsize=4)
@@ -735,15 +742,15 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
     within = "" if clip is None else (f", drawn at or above {clip[0]:g}" if clip[1] == float("inf") else
                                       f", drawn within [{clip[0]:g}, {clip[1]:g}]")
     handles = [Patch(color="0.5", alpha=0.55, label="dots: one seed each"),
-               Patch(color="0.2", label=f"diamond and bar: mean, 95% t-interval over seeds{within}")]
+               Patch(color="0.2", label=f"diamond and bar: mean, {pct} t-interval over seeds{within}")]
     if start is not None:
         value, se = start
         ax.axhline(value, color="0.3", ls=":", lw=1.2)
         handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="the start"))
         if se:
-            ax.axhspan(value - 1.96 * se, value + 1.96 * se, color="0.5", alpha=0.15, lw=0)
-            handles.append(Patch(color="0.5", alpha=0.3, label="the start ± 1.96 × its sampling s.e."))
-        shown += [value - 1.96 * (se or 0), value + 1.96 * (se or 0)]
+            ax.axhspan(value - z * se, value + z * se, color="0.5", alpha=0.15, lw=0)
+            handles.append(Patch(color="0.5", alpha=0.3, label=f"the start ± {z:.3g} × its sampling s.e. ({pct})"))
+        shown += [value - z * (se or 0), value + z * (se or 0)]
     limits = _fit(shown)
     if limits:
         ax.set_ylim(*limits)

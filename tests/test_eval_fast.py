@@ -38,10 +38,15 @@ def test_distinct_samples_each_problem_once_and_keeps_one_count_per_draw(tiny):
     assert distinct < len(problems)  # the draws repeat problems, or the test tests nothing
     ev = evaluate(model, tok, problems, n_samples=4, seed=2, distinct=True)
     assert len(ev["correct"]) == len(problems) and ev["levels"] == [p.level for p in problems]
-    assert ev["sampling"] == dict(engine="transformers", dtype="float32", distinct=True, prompts_sampled=distinct)
-    first = {}
-    for p, c in zip(problems, ev["correct"]):  # every draw of a problem carries that problem's one count
+    rec = dict(ev["sampling"])
+    draws, cut = rec.pop("problem_of_draw"), rec.pop("truncated")
+    assert rec == dict(engine="transformers", dtype="float32", distinct=True, prompts_sampled=distinct)
+    assert 0 <= cut <= 1  # issue 80: the share of sampled completions cut at max_new_tokens
+    first, index = {}, {}
+    for p, c, i in zip(problems, ev["correct"], draws):  # every draw of a problem carries that problem's one count
         assert first.setdefault(p.prompt, c) == c
+        assert index.setdefault(p.prompt, i) == i  # and names that problem (issue 80: the start's error by problem)
+    assert sorted(set(draws)) == list(range(distinct))
     plain = evaluate(model, tok, problems, n_samples=4, seed=2)
     assert plain["sampling"]["distinct"] is False and plain["sampling"]["prompts_sampled"] == len(problems)
 

@@ -271,7 +271,8 @@ def test_an_interim_report_shows_the_finished_runs_and_leaves_report_md_to_the_e
     assert main(["compare", "--interim-report", str(out)]) == 0
     report = (out / "interim" / "report.md").read_text()
     assert "**Left out of this report**" in report
-    assert "`grpo-seed0.json`: it holds sign seed 0" in report and "`sign-seed0.json`: it holds grpo seed 0" in report
+    assert "`grpo-seed0.json`: does not belong to this comparison (it holds sign seed 0)" in report
+    assert "`sign-seed0.json`: does not belong to this comparison (it holds grpo seed 0)" in report
     assert "| grpo | 1 |" in report and "| sign |" not in report  # each method only with the runs that are its own
     g0.write_text(a)
     s0.write_text(b)
@@ -280,7 +281,7 @@ def test_an_interim_report_shows_the_finished_runs_and_leaves_report_md_to_the_e
     (out / "results" / "grpo-seed1.json").write_text(json.dumps(damaged))
     assert main(["compare", "--interim-report", str(out)]) == 0
     report = (out / "interim" / "report.md").read_text()
-    assert "`grpo-seed1.json`: no training time" in report and "nan s" not in report
+    assert "`grpo-seed1.json`: is incomplete or damaged (no training time)" in report and "nan s" not in report
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from grpo_lab.compare import write_config
 from grpo_lab.config import RunConfig
 from grpo_lab.io import run_name, write_json_atomic
 from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, git_history, parse_measure,
-                            headline, read_plan, recorded_fingerprint, shard_units, units, verdict_word)
+                            headline, lead, read_plan, recorded_fingerprint, shard_units, units, verdict_word)
 
 BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
             eval_problems=10, eval_samples=4)
@@ -433,7 +433,7 @@ def test_a_treatment_that_moved_its_measure_down_is_not_called_untaken(tmp_path)
     took = {name: r for name, _, r in s.manipulation()}
     assert took["grpo"].hi < 0  # the start solves everything: grpo moved it down, separated
     text = build(s.plan.path)[0][s.plan.home / "REPORT.md"]
-    assert "**moved it the wrong way**" in text and "moved its measure down from the start in grpo" in text
+    assert "**moved it the wrong way**" in text and "moved its measure the wrong way (down from the start) in grpo" in text
     assert "did not measurably move its measure in grpo" not in text
 
 
@@ -856,7 +856,8 @@ def test_an_output_page_carries_the_whole_verdict_or_only_the_headline(tmp_path)
         (tmp_path / name).write_text("before\n<!-- v:begin -->\n<!-- v:end -->\nafter\n")
     want, _ = build(plan, root=tmp_path)
     long, short = want[tmp_path / "long.md"], want[tmp_path / "short.md"]
-    head = f"**A two-arm study** ([report](REPORT.md)) "
+    head = f"**A two-arm study** ([report](REPORT.md)) " + lead(Study.load(plan)) + " "  # the plain lead first
+    assert lead(Study.load(plan)).startswith("In short: ")
     assert head + headline(Study.load(plan)) in long
     assert head + headline(Study.load(plan), brief=True) in short  # issue 56: the brief form on a short page
     assert len(headline(Study.load(plan), brief=True)) < len(headline(Study.load(plan)))

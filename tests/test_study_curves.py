@@ -109,7 +109,7 @@ def test_two_arms_at_the_same_x_on_one_line_keep_their_own_points(monkeypatch):
 
     for means in ({"b-arm": 0.9, "a-arm": 0.1}, {"b-arm": 0.1, "a-arm": 0.9}):
         arms = {a: SimpleNamespace(method="sign", config=RunConfig(learning_rate=1e-3)) for a in means}
-        study = SimpleNamespace(plan=SimpleNamespace(arms=arms),
+        study = SimpleNamespace(plan=SimpleNamespace(arms=arms, alpha=0.05),
                                 values=lambda a, measure: {0: means[a], 1: means[a] + 0.01})
         monkeypatch.setattr(readings, "varied_settings", lambda plan, names, besides=None: ({a: {} for a in names}, []))
         cr = readings.curve(study, SimpleNamespace(arms=list(means), x="learning_rate", measure="pass@1"))

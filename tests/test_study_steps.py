@@ -205,13 +205,19 @@ def test_a_pages_verdict_line_says_which_way_the_largest_gaps_lay(tmp_path):
     assert tail.startswith("in sign's favour, none; in grpo's favour, at hi -0.6") and tail.endswith("(grpo-hi ahead).")
 
 
-def test_metrics_files_are_read_only_for_a_plan_that_reads_the_training_log(tmp_path):
-    """A run's metrics file is opened only when some measure of the plan is a training-log one: a plan of
-    evaluations alone reads none (a study of 66 runs would otherwise parse 66 logs on every load)."""
+def test_every_runs_metrics_file_is_read_for_the_truncation_check(tmp_path):
+    """Issue 80: every report carries the truncation share (a design check), read from each run's metrics file, so
+    the file is read beside every result, whether or not the plan's own measures come from the training log (it
+    was read only for those before); a run without one says why a log-only quantity is missing."""
     with_steps, without = Study.load(make(tmp_path / "a")), Study.load(make(tmp_path / "b", steps=""))
     assert read_plan(with_steps.plan.path).reads_training_log and not without.plan.reads_training_log
-    assert all("log" in r for a in with_steps.data.values() for r in a.runs.values())
-    assert not any("log" in r for a in without.data.values() for r in a.runs.values())
+    assert all("log" in r for s in (with_steps, without) for a in s.data.values() for r in a.runs.values())
+    f = next(iter(without.data.values())).run_dir[0] / "metrics"
+    for x in f.glob("*.jsonl"):
+        x.unlink()
+    gone = Study.load(without.plan.path)
+    assert all("log" not in r and "no metrics file" in r["log_problem"] for a in gone.data.values()
+               for r in a.runs.values())
 
 
 def test_what_each_run_must_give_is_chosen_by_what_a_read_is_not_by_which_object_it_holds(tmp_path):

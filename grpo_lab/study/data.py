@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compare import evaluation_problems, read_config, result_problems, shared_settings
+from ..compare import evaluation_problems, read_config, recorded_fingerprint, result_problems, shared_settings
 from ..config import method_key, method_name
-from ..io import (check_eval_dtypes, differing_keys, eval_dtype_of, fingerprint, metrics_path, read_json, read_jsonl,
+from ..io import (check_eval_dtypes, differing_keys, eval_dtype_of, metrics_path, read_json, read_jsonl,
                   result_path)
 from .measures import Measure
 from .plan import Arm, Plan, Spec, read_plan
@@ -47,12 +48,6 @@ def _content_key(r: dict) -> str:
                       default=str)
 
 
-def recorded_fingerprint(cfg: dict) -> str:
-    """The fingerprint of a run's recorded settings as the grpo-lab that wrote it computed it: over the fields it
-    recorded (a field added since is not part of it; ``compare.read_config`` reads a config the same way)."""
-    return fingerprint({k: v for k, v in shared_settings(cfg).items() if k in cfg})
-
-
 def plan_measures(plan: Plan) -> list:
     """Every measure the plan reads from each of its runs, once by text: :attr:`Plan.reads` (primary, secondary,
     each comparison's, the selections', the curves' and the correlations'), less the steps table's (training-log
@@ -81,7 +76,6 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
     runs, where, refused = {}, {}, []
     start, start_dir = None, None
     expected = shared_settings(arm.config)
-    with_log = plan.reads_training_log
     for d in dirs:
         if not (d / "config.json").is_file():
             if (d / "results").is_dir() and any((d / "results").glob("*.json")):  # issue 58: say which file is gone
@@ -110,6 +104,10 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
                 refused.append((_rel(d / "start.json", plan.home), str(e)[:160]))
         for seed in arm.seeds:
             f = result_path(d, arm.method, seed)
+            if f.is_symlink() and not f.exists():  # issue 83: said by name, not a raw [Errno 2] nor silence
+                refused.append((_rel(f, plan.home), f"a symbolic link to a missing file ({os.readlink(f)}): the run "
+                                "counts as not finished"))
+                continue
             if not f.is_file():
                 continue
             name = _rel(f, plan.home)
@@ -117,6 +115,9 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             try:
                 r = read_json(f, "results file")
                 why = result_problems(r, False, arm.config.eval_problems)
+                if why is None:  # every run's full per-step log beside it (the truncation check reads it), before
+                    # any measure is read from it (issue 83: a measure only the log holds left every run out)
+                    r = _with_log({**r, "result_source": name}, metrics_path(d, arm.method, seed), plan.home)
                 if why is None:
                     cfg = r["config"]
                     if (method_key(cfg), cfg.get("seed")) != (method_key(arm.method), seed):
@@ -142,8 +143,6 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
             if why is not None:
                 refused.append((name, why))
                 continue
-            if with_log:
-                r = _with_log(r, metrics_path(d, arm.method, seed))
             runs[seed], where[seed] = r, d
     graders = {}
     for seed, r in runs.items():  # a run that records no grader (older grpo-lab) is unknown, not different
@@ -169,21 +168,22 @@ def read_arm(plan: Plan, arm: Arm, seen: dict) -> ArmData:
     return ArmData(arm, dirs, dict(sorted(runs.items())), where, start, start_dir, refused, missing)
 
 
-def _with_log(r: dict, path: Path) -> dict:
-    """A run's result with its full per-step log as ``r["log"]``: ``metrics/<run>.jsonl`` holds every number the
-    trainer logged (TRL's ``completions/clipped_ratio``, the truncation share, among them), which the result's
-    ``history`` leaves out. Kept only when it has exactly the history's steps (a log of another attempt, or a
-    damaged one, is not read: the quantities only it holds are then missing for that run, and the report names
-    it)."""
+def _with_log(r: dict, path: Path, home: Path) -> dict:
+    """A run's result with its full per-step log as ``r["log"]`` (and where it came from, ``r["log_source"]``):
+    ``metrics/<run>.jsonl`` holds every number the trainer logged (TRL's ``completions/clipped_ratio``, the
+    truncation share, among them), which the result's ``history`` leaves out. Kept only when it has exactly the
+    history's steps; a log of another attempt, a damaged one or none leaves ``r["log_problem"]`` saying why, which
+    a measure only the log holds then names (the run is left out of that reading by name, never silently)."""
+    name = _rel(path, home)
     if not path.is_file():
-        return r
+        return {**r, "log_problem": f"no metrics file {name}"}
     try:
         rows = [x for _, x in read_jsonl(path) if "reward" in x]
-    except ValueError:
-        return r
+    except ValueError as e:
+        return {**r, "log_problem": f"{name} is unreadable ({str(e)[:120]})"}
     if [x.get("step") for x in rows] != [h.get("step") for h in r["history"]]:
-        return r
-    return {**r, "log": rows}
+        return {**r, "log_problem": f"{name} does not hold the result's steps (another attempt's log?)"}
+    return {**r, "log": rows, "log_source": name}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -210,6 +210,8 @@ class Study:
         self.total = sum(len(a.seeds) for a in plan.arms.values())
         self.complete = all(not a.missing for a in self.data.values())
         self.conventions = readings.Conventions(df=plan.df)
+        self.overrides: dict = {}  # selection -> arm, in an alternative reading only (variant)
+        self._groups: dict = {}
         self.readings = readings.families(self, self.conventions)
         self.exploratory = [readings.read(self, s, self.conventions) for s in plan.exploratory]
         self.curves = [readings.curve(self, c) for c in plan.curves]
@@ -221,13 +223,35 @@ class Study:
 
     # values --------------------------------------------------------------------------------------------------
     def chosen(self, name: str) -> str | None:
-        """The arm a selection chose: the highest mean of its ``by`` measure among its candidates, once every
-        candidate has all its runs (None before; the first listed wins a tie)."""
+        """The arm a selection chose: the best mean of its ``by`` measure among its candidates (the highest, or the
+        lowest where lower is better), once every candidate has all its runs (None before; the first listed wins
+        an exact tie, :meth:`ranking` says so). An alternative reading may choose another (:meth:`variant`)."""
+        if name in self.overrides:
+            return self.overrides[name]
+        ranked = self.ranking(name)
+        return ranked[0][0] if ranked else None
+
+    def ranking(self, name: str) -> list:
+        """``[(arm, mean), ...]``: a selection's candidates from best to worst on its ``by`` measure (a stable sort:
+        of two equal means the first listed comes first); ``[]`` until every candidate has all its runs."""
         sel = self.plan.selections[name]
         if any(self.data[a].missing for a in sel.among):
-            return None
-        means = [float(np.mean(list(self.values(a, sel.by).values()))) for a in sel.among]
-        return sel.among[int(np.argmax(means))]
+            return []
+        sign = -1.0 if sel.by.better == "lower" else 1.0
+        means = [(a, float(np.mean(list(self.values(a, sel.by).values())))) for a in sel.among]
+        return sorted(means, key=lambda am: -sign * am[1])
+
+    def variant(self, choose: dict) -> "Study":
+        """The same runs read with some selections choosing other arms (``{selection: arm}``): the alternative a
+        near-tie on validation calls for (:func:`grpo_lab.study.readings.alternatives`). Its readings are
+        recomputed; its robustness is never read (no alternative of an alternative)."""
+        import copy
+
+        twin = copy.copy(self)
+        twin.__dict__.pop("robust", None)
+        twin.overrides = {**self.overrides, **choose}
+        twin.readings = readings.families(twin, twin.conventions)
+        return twin
 
     def values(self, arm: str, measure: Measure | None = None) -> dict:
         """``{seed: value}`` of an arm's finished runs on ``measure`` (default the primary); a selection gives its
@@ -249,7 +273,31 @@ class Study:
         a = self.data[arm]
         if a.start is None or measure.metric.source != "eval":
             return None
-        return measure.of_start(a.start, a.arm.config.task)
+        return measure.of_start(a.start, a.arm.config.task, self.draw_groups(arm, measure))
+
+    def draw_groups(self, arm: str, measure: Measure):
+        """Each evaluation draw's distinct problem, where the start's evaluation sampled each distinct problem once
+        and gave its counts to every draw of it (``eval_distinct``): its sampling error is then counted by problem
+        (issue 80), else None. Recorded in the evaluation since issue 80 (``sampling.problem_of_draw``); for an
+        older one, recomputed from the arm's settings (the problems are a function of them)."""
+        a = self.data[arm]
+        ev = measure.evaluation(a.start, a.arm.config.task)
+        sampling = ev.get("sampling") if isinstance(ev.get("sampling"), dict) else {}
+        if not sampling.get("distinct"):
+            return None
+        if sampling.get("problem_of_draw") is not None:
+            return sampling["problem_of_draw"]
+        key = (arm, measure.split, measure.task)
+        if key not in self._groups:
+            from dataclasses import replace
+
+            from ..runner import eval_problems, validation_problems
+
+            cfg = a.arm.config if measure.task is None else replace(a.arm.config, task=measure.task, eval_tasks=[])
+            probs = validation_problems(cfg) if measure.split == "validation" else eval_problems(cfg)
+            index: dict = {}
+            self._groups[key] = [index.setdefault(p.prompt, len(index)) for p in probs]
+        return self._groups[key]
 
     def resolve(self, name: str) -> str | None:
         """An arm's own name, a selection's chosen arm (None before it has chosen), or "start"."""
@@ -393,22 +441,42 @@ class Study:
             if len(texts) > 1:
                 out.append("Directories that evaluate the same start disagree: " + " vs ".join(
                     ", ".join(sorted(ds)) for ds in texts.values()) + " (another engine, grader or model?).")
-        edited = []  # runs trained under another version of the plan's analysis (their records, beside them)
+        edited, missing, damaged = [], [], []  # runs trained under another version of the plan's analysis
         for a in self.data.values():
             for seed in a.runs:
-                rec = plan_record(a.run_dir[seed], a.arm.method, seed)
+                d = a.run_dir[seed]
+                name = _rel(result_path(d, a.arm.method, seed), self.plan.home)
+                if not d.is_relative_to(self.plan.home):
+                    continue  # another study's run, recorded (or not) against that study's plan
+                rec = plan_record(d, a.arm.method, seed)
+                if not rec.is_file():
+                    missing.append(name)
+                    continue
                 try:
-                    fp = read_json(rec).get("plan") if rec.is_file() else None
+                    got = read_json(rec)
+                    fp, norm = got.get("plan"), got.get("analysis")
                 except (ValueError, AttributeError):
-                    fp = "unreadable"
-                if fp is not None and fp != self.plan.analysis_fingerprint:
-                    edited.append(_rel(result_path(a.run_dir[seed], a.arm.method, seed),
-                                       self.plan.home))
+                    fp, norm = None, None
+                if not isinstance(fp, str) or (norm is not None and not isinstance(norm, str)):
+                    damaged.append(name)  # issue 83: {"plan": null} hid an edit made after the run
+                elif (norm if norm is not None else fp) != (self.plan.analysis_normalized if norm is not None
+                                                            else self.plan.analysis_fingerprint):
+                    edited.append(name)
         if edited:
             out.append(f"The plan's analysis (its arms, seeds, measures, comparisons, hypotheses or conventions) is "
                        f"not the one {len(edited)} run(s) were trained under ({', '.join(edited[:4])}"
                        f"{', ...' if len(edited) > 4 else ''}; recorded in each directory's plans/): edited after "
                        "them. The report reads the plan as it is now.")
+        if damaged:
+            out.append(f"The plan record beside {len(damaged)} run(s) is damaged ({', '.join(damaged[:4])}"
+                       f"{', ...' if len(damaged) > 4 else ''}; each directory's plans/): whether the analysis was "
+                       "edited after them cannot be checked from the files; git's history of the plan file can.")
+        if missing:
+            why = ("a port: its runs predate the study engine's records" if self.plan.port else
+                   "trained before `study run` recorded one, or the record was removed")
+            out.append(f"{len(missing)} of the study's own runs have no plan record ({why}; e.g. "
+                       f"{', '.join(missing[:2])}): an edit of the analysis after them cannot be detected from the "
+                       "files; git's history of the plan file can.")
         if self.plan.budget_hours is not None:
             hours = self.machine_hours()
             if hours > self.plan.budget_hours:

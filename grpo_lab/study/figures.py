@@ -17,7 +17,7 @@ def draw(study: Study) -> None:
     start = next((study.start(n) for n in study.data if study.start(n)), None)
     fig = arms_per_seed(arms, colours=colours, ylabel=p.primary.text, start=start,
                         title=f"{p.title} — {p.primary.text} per arm",
-                        clip=p.primary.metric.clip)  # as the tables clip them
+                        clip=p.primary.metric.clip, confidence=1 - p.alpha)  # as the tables clip them
     fig.savefig(p.home / "arms.png")
     sizes: dict = {}
     for h in p.hypotheses:  # each size rule's threshold on its comparison's row, on the side the hypothesis predicts
@@ -41,7 +41,7 @@ def draw(study: Study) -> None:
         seeds = sorted({n for pts in cr.lines.values() for *_, n in pts})
         fig = sweep(xs, series, xlabel=cr.curve.x, ylabel=cr.curve.measure.text, title=f"{p.title} — {cr.curve.label}",
                     n_seeds=seeds[0] if len(seeds) == 1 else None, log=all(x > 0 for x in xs),
-                    clip=cr.curve.measure.metric.clip, legend_below=True)
+                    clip=cr.curve.measure.metric.clip, legend_below=True, confidence=1 - p.alpha)
         fig.savefig(p.home / curve_file(i, cr.curve))
 
     for i, co in enumerate(study.correlations):  # issue 59: one dot per run, e.g. ACR against pass@1

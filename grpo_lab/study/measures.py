@@ -20,19 +20,31 @@ class PlanError(ValueError):
 # evaluation), and says how noisy the start's own evaluation of it is.
 # ---------------------------------------------------------------------------------------------------------------
 
+DIRECTIONS = ("higher", "lower", "neutral")  # a measure's better direction: what "ahead" and "took" mean on it
+
+
 @dataclass(frozen=True)
 class Metric:
     """One kind of number a study can read. ``source``: "eval" (from an evaluation: a run's ``eval`` or the
     start's) or "history" (from the training log: no start value). ``fraction``: a share in [0, 1] (a difference
-    of two then lies within [-1, 1], which bounds what a claim can reach)."""
+    of two then lies within [-1, 1], which bounds what a claim can reach). ``better``: which direction is better
+    (:data:`DIRECTIONS`): "higher" (pass@k, greedy, reward), "lower" (the zero-gradient share, ACR, truncation) or
+    "neutral" (a length or a norm, where neither is); the report's direction words follow it (issue 80: a
+    lower-is-better share read as "ahead" is the costliest wrong word). A plan may declare its own
+    (``[measures] direction``)."""
     name: str
     source: str
     fraction: bool
     read: object  # callable: (evaluation or result, k) -> float
-    start_se: object = None  # callable: (evaluation, k) -> float, the start's sampling standard error
+    start_se: object = None  # callable: (evaluation, k, groups) -> float, the start's sampling standard error
     per_problem: object = None  # callable: (evaluation, k) -> array, the score of each evaluation draw (bootstrap)
     floor: float | None = None  # the least value it can take (a norm's 0), where its interval is cut (a fraction: 0)
     about: str = ""  # what it is, for a report's legend
+    better: str = "higher"
+
+    def __post_init__(self):
+        if self.better not in DIRECTIONS:
+            raise ValueError(f"metric {self.name}: better must be one of {', '.join(DIRECTIONS)}, got {self.better!r}")
 
     @property
     def clip(self) -> tuple | None:
@@ -50,22 +62,36 @@ def _pass_at(ev: dict, k: int) -> float:
     return float(table[str(k)])
 
 
-def _pass_at_se(ev: dict, k: int) -> float:
+def _pass_at_se(ev: dict, k: int, groups=None) -> float:
     """The start's sampling standard error of pass@k, given its problems (they are the same after training, so
-    only the sampling is noise). pass@1: ``sqrt(sum_i c_i (n - c_i) / (n^2 (n - 1))) / P``, the unbiased
-    within-problem variance of each problem's share correct; pass@k > 1: a parametric bootstrap of the counts
-    (2,000 draws of Binomial(n, c_i / n), seed 0)."""
+    only the sampling is noise), counted by problem: ``groups[i]`` is the distinct problem of draw ``i`` where
+    draws of one problem share their samples (``eval_distinct``; None: every draw sampled on its own). With
+    ``w_j`` the draws of problem ``j`` among ``D``, pass@1's is ``sqrt(sum_j w_j^2 c_j (n - c_j) / (n^2 (n - 1)))
+    / D``, the unbiased within-problem variance of each problem's share correct (``w_j = 1`` for independent
+    draws; issue 80: treating study 5's 500 draws of 237 problems as independent understated it about 3x);
+    pass@k > 1: a parametric bootstrap of each problem's count (2,000 draws of Binomial(n, c_j / n), seed 0)."""
     from ..passk import pass_at_k
 
     c = np.asarray(ev["correct"], dtype=float)
     n = int(ev["n_samples"])
     if n < 2:
         return 0.0
+    if groups is None:
+        first, w = np.arange(c.size), np.ones(c.size)
+    else:
+        g = np.asarray(groups)
+        if g.shape != c.shape:
+            raise ValueError(f"the draws' problems ({g.size}) do not match the evaluation's draws ({c.size})")
+        _, first, inverse = np.unique(g, return_index=True, return_inverse=True)
+        w = np.bincount(inverse).astype(float)
+        if np.any(c[first][inverse] != c):
+            raise ValueError("draws of one problem record different counts: they do not share their samples")
+    cu = c[first]
     if k == 1:
-        return float(math.sqrt(np.sum(c * (n - c) / (n * n * (n - 1)))) / c.size)
+        return float(math.sqrt(np.sum(w * w * cu * (n - cu) / (n * n * (n - 1)))) / c.size)
     rng = np.random.default_rng(0)
-    draws = rng.binomial(n, c / n, size=(2000, c.size))
-    return float(np.std([np.mean(pass_at_k(n, d.astype(int), k)) for d in draws], ddof=1))
+    draws = rng.binomial(n, cu / n, size=(2000, cu.size))
+    return float(np.std([np.sum(w * pass_at_k(n, d.astype(int), k)) / c.size for d in draws], ddof=1))
 
 
 def _pass_at_each(ev: dict, k: int) -> np.ndarray:
@@ -76,24 +102,52 @@ def _pass_at_each(ev: dict, k: int) -> np.ndarray:
 
 
 def _reward(result: dict, k: int) -> float:
-    return float(np.mean([h["reward"] for h in result["history"]]))
+    """The training reward, mean over logged steps (a 0/1 reward's mean lies in [0, 1]; other rewards are not
+    range-checked)."""
+    return float(_logged(result, "reward").mean())
 
 
-def _logged(result: dict, key: str) -> np.ndarray:
+def _logged(result: dict, key: str, lo: float | None = None, hi: float | None = None) -> np.ndarray:
     """A training-log series, one value per logged step, from the result's history or else its full per-step log
-    (``result["log"]``, read by the study engine from the run's metrics file); a run that never logged it cannot
-    give it (KeyError)."""
-    vals = [h[key] for h in result["history"] if key in h] or [h[key] for h in result.get("log", []) if key in h]
-    if not vals:
-        raise KeyError(f"{key} (its training log has no such entry: logged by grpo_lab.trl.StarvationCallback)")
+    (``result["log"]``, read by the study engine from the run's metrics file, ``result["log_source"]``); a run that
+    never logged it cannot give it (KeyError). Every value must be a finite number within ``[lo, hi]`` (what the
+    quantity can take: a share in [0, 1], a norm >= 0); a damaged one is a ValueError naming the entry, the step
+    and the file (issue 83: a clipped share of 5.0, a NaN or a norm of -1 was averaged in without a word)."""
+    rows, where = [h for h in result["history"] if key in h], f"{result.get('result_source', 'its result file')}'s history"
+    if not rows:
+        rows, where = [h for h in result.get("log", []) if key in h], result.get("log_source", "its metrics file")
+    if not rows:
+        why = result.get("log_problem")
+        raise KeyError(f"{key} (its training log has no such entry: logged by grpo_lab.trl.StarvationCallback"
+                       + (f"; {why}" if why else "") + ")")
+    vals = []
+    for i, h in enumerate(rows):
+        v, step = h[key], h.get("step", i + 1)
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if not ok or (lo is not None and v < lo) or (hi is not None and v > hi):
+            rng = "" if ok else "not a finite number"
+            if ok:
+                rng = f"below {lo:g}" if lo is not None and v < lo else f"above {hi:g}"
+            raise ValueError(f"{key} at step {step} in {where} is {v!r}, {rng} (damaged?)")
+        vals.append(float(v))
     return np.asarray(vals, dtype=float)
+
+
+def _share(key: str):
+    """A training-log share's series (each value in [0, 1])."""
+    return lambda result: _logged(result, key, 0.0, 1.0)
+
+
+def _norm(key: str):
+    """A training-log norm's series (each value >= 0)."""
+    return lambda result: _logged(result, key, 0.0)
 
 
 def _acr(result: dict, k: int) -> float:
     """The Advantage Collapse Rate over training (arXiv 2605.21125): the mean over logged steps of the share of
     groups whose rewards are all equal (``starvation/acr``, :func:`grpo_lab.starvation.collapse_rate`). It reads
     the rewards sampled, so it is the same quantity for every estimator: AVSPO's virtual rewards do not enter it."""
-    return float(_logged(result, "starvation/acr").mean())
+    return float(_share("starvation/acr")(result).mean())
 
 
 def _zero_adv(result: dict, k: int) -> float:
@@ -101,23 +155,29 @@ def _zero_adv(result: dict, k: int) -> float:
     ``1 - starvation/frac_nonzero_adv``, read from the advantages the estimator actually used. For GRPO and
     Dr.GRPO with 0/1 rewards it equals :func:`_acr` (a homogeneous group is exactly a group with no signal);
     AVSPO lowers it wherever its virtual rewards give a homogeneous group a signal, Sign makes it 0."""
-    return float(1.0 - _logged(result, "starvation/frac_nonzero_adv").mean())
+    return float(1.0 - _share("starvation/frac_nonzero_adv")(result).mean())
+
+
+def tenth(steps: int) -> int:
+    """How many logged steps a first or last tenth holds (at least one)."""
+    return max(1, steps // 10)
 
 
 def _tenth(result: dict, key: str, which: str) -> float:
     """The mean of a training-log series over its first or last tenth of logged steps (at least one step)."""
     v = _logged(result, key)
-    n = max(1, v.size // 10)
+    n = tenth(v.size)
     return float(v[:n].mean() if which == "first" else v[-n:].mean())
 
 
 def _length(result: dict, k: int) -> float:
     """Tokens per completion generated, averaged over steps (``sampling/tokens / sampling/completions``)."""
-    per = [h["sampling/tokens"] / h["sampling/completions"] for h in result["history"]
-           if h.get("sampling/completions") and "sampling/tokens" in h]
-    if not per:
+    rows = [h for h in result["history"] if h.get("sampling/completions") and "sampling/tokens" in h]
+    if not rows:
         raise KeyError("sampling/tokens (its training log has no completion lengths)")
-    return float(np.mean(per))
+    tokens = _logged({"history": rows}, "sampling/tokens", 0.0)
+    count = _logged({"history": rows}, "sampling/completions", 1.0)
+    return float(np.mean(tokens / count))
 
 
 METRICS: dict[str, Metric] = {}
@@ -131,34 +191,34 @@ def register_metric(metric: Metric) -> Metric:
 
 register_metric(Metric("pass@k", "eval", True, _pass_at, _pass_at_se, _pass_at_each))
 register_metric(Metric("greedy", "eval", True, lambda ev, k: float(ev["greedy"]),
-                       lambda ev, k: 0.0))  # greedy decoding of one model is deterministic: no sampling error
+                       lambda ev, k, groups=None: 0.0))  # greedy decoding is deterministic: no sampling error
 register_metric(Metric("reward", "history", True, _reward))
-register_metric(Metric("acr", "history", True, _acr,
+register_metric(Metric("acr", "history", True, _acr, better="lower",
                        about="the share of groups whose sampled rewards are all equal (ACR), mean over steps"))
-register_metric(Metric("zero-adv", "history", True, _zero_adv,
+register_metric(Metric("zero-adv", "history", True, _zero_adv, better="lower",
                        about="the share of completions trained with a zero advantage, mean over steps"))
 # The training log's per-step quantities (issue 57, item 4: what tells "learns slowly" from "collapses"), for a
 # plan's `steps` table: descriptive, one number per run.
-register_metric(Metric("grad-norm", "history", False, lambda r, k: float(_logged(r, "grad_norm").mean()),
-                       floor=0.0, about="the gradient norm before clipping, mean over steps"))
-register_metric(Metric("step-size", "history", False, lambda r, k: float(_logged(r, "update/step_norm").mean()),
-                       floor=0.0, about="the size of one update of the trained weights, ‖θ_t − θ_(t−1)‖, mean over "
-                       "steps"))
-register_metric(Metric("from-start", "history", False, lambda r, k: float(_logged(r, "update/from_start")[-1]),
-                       floor=0.0, about="the trained weights' distance from the start after the last step, "
-                       "‖θ_T − θ_0‖"))
+register_metric(Metric("grad-norm", "history", False, lambda r, k: float(_norm("grad_norm")(r).mean()),
+                       floor=0.0, better="neutral", about="the gradient norm before clipping, mean over steps"))
+register_metric(Metric("step-size", "history", False, lambda r, k: float(_norm("update/step_norm")(r).mean()),
+                       floor=0.0, better="neutral", about="the size of one update of the trained weights, "
+                       "‖θ_t − θ_(t−1)‖, mean over steps"))
+register_metric(Metric("from-start", "history", False, lambda r, k: float(_norm("update/from_start")(r)[-1]),
+                       floor=0.0, better="neutral", about="the trained weights' distance from the start after the "
+                       "last step, ‖θ_T − θ_0‖"))
 register_metric(Metric("reward-first", "history", True, lambda r, k: _tenth(r, "reward", "first"),
                        about="the training reward over the first tenth of steps"))
 register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "reward", "last"),
                        about="the training reward over the last tenth of steps"))
-register_metric(Metric("length", "history", False, _length, floor=0.0,
+register_metric(Metric("length", "history", False, _length, floor=0.0, better="neutral",
                        about="tokens per completion generated in training, mean over steps"))
-register_metric(Metric("truncated", "history", True,
-                       lambda r, k: float(_logged(r, "completions/clipped_ratio").mean()),
+TRUNCATED = "completions/clipped_ratio"  # TRL's share of a step's completions cut at max_completion_length
+register_metric(Metric("truncated", "history", True, lambda r, k: float(_share(TRUNCATED)(r).mean()), better="lower",
                        about="the share of training completions cut at max_completion_length (TRL's "
                        "completions/clipped_ratio, from the run's metrics file), mean over steps"))
 register_metric(Metric("adam-near-eps", "history", True,
-                       lambda r, k: float(_logged(r, "update/adam_near_eps").mean()),
+                       lambda r, k: float(_share("update/adam_near_eps")(r).mean()), better="neutral",
                        about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
                        "being invariant to the gradient's scale), mean over steps"))
 
@@ -173,6 +233,12 @@ class Measure:
     alias: str | None
     task: str | None
     split: str = "test"
+    declared: str | None = None  # the plan's own better direction for this measure ([measures] direction)
+
+    @property
+    def better(self) -> str:
+        """The better direction (:data:`DIRECTIONS`): the plan's declaration, else the metric's default."""
+        return self.declared or self.metric.better
 
     def of(self, result: dict) -> float:
         """The value in a run's result (its evaluation on this task, or its training log)."""
@@ -206,23 +272,49 @@ class Measure:
             return None
         return self.metric.per_problem(self.evaluation(result["eval"], result["config"]["task"]), self.k)
 
-    def of_start(self, start: dict, own_task: str) -> tuple[float, float]:
-        """The start's value and its sampling standard error."""
+    def of_start(self, start: dict, own_task: str, groups=None) -> tuple[float, float]:
+        """The start's value and its sampling standard error (counted by problem where ``groups`` names each
+        draw's distinct problem: draws that share their samples, ``eval_distinct``)."""
         if self.metric.source != "eval":
             raise ValueError(f"{self.text} is read from training logs: the start has none")
         ev = self.evaluation(start, own_task)
-        return self.metric.read(ev, self.k), self.metric.start_se(ev, self.k)
+        return self.metric.read(ev, self.k), self.metric.start_se(ev, self.k, groups)
 
 
-def parse_measure(text, tasks: dict, where: str) -> Measure:
-    """``"pass@4"``, ``"greedy"``, ``"reward"``, or any of them after a task's short name (``"easy pass@1"``)."""
+def parse_measure(text, tasks: dict, where: str, directions: dict | None = None) -> Measure:
+    """``"pass@4"``, ``"greedy"``, ``"reward"``, or any of them after a task's short name (``"easy pass@1"``).
+    ``directions``: the plan's declared better direction per metric name (``{"length": "lower"}``)."""
+    m = _parse_measure(text, tasks, where)
+    d = (directions or {}).get("pass@k" if m.metric.name == "pass@k" else m.metric.name)
+    if d is None and m.metric.name == "pass@k":
+        d = (directions or {}).get(f"pass@{m.k}")
+    return m if d is None else Measure(m.text, m.metric, m.k, m.alias, m.task, m.split, d)
+
+
+def parse_directions(table, where: str) -> dict:
+    """A plan's ``[measures] direction`` table: metric name (``"length"``, ``"pass@1"``) -> "higher", "lower" or
+    "neutral"; a name no metric has, or another word, is refused by name."""
+    if not isinstance(table, dict):
+        raise PlanError(f"{where}: direction must be a table of metric = \"higher\" | \"lower\" | \"neutral\", "
+                        f"got {table!r}")
+    for name, d in table.items():
+        known = name in METRICS or re.fullmatch(r"pass@[1-9][0-9]*", name)
+        if not known:
+            raise PlanError(f"{where}: direction names {name!r}, not a metric (" + ", ".join(
+                n for n in METRICS) + ")")
+        if d not in DIRECTIONS:
+            raise PlanError(f"{where}: direction of {name} must be one of {', '.join(DIRECTIONS)}, got {d!r}")
+    return dict(table)
+
+
+def _parse_measure(text, tasks: dict, where: str) -> Measure:
     if not isinstance(text, str) or not text.strip():
         raise PlanError(f"{where}: a measure is a name such as pass@1, greedy or 'easy pass@1', got {text!r}")
     words = text.split()
     alias = words[0] if len(words) == 2 else None
     if alias == "validation":  # the run's own task's validation split
         name = words[-1]
-        inner = parse_measure(name, {}, where)
+        inner = _parse_measure(name, {}, where)
         if inner.metric.source != "eval":
             raise PlanError(f"{where}: {name} is read from the training log, which has no validation split")
         return Measure(text, inner.metric, inner.k, None, None, "validation")

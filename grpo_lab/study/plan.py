@@ -15,7 +15,7 @@ from ..compare import shared_settings
 from ..config import PER_RUN, RunConfig, method_key
 from ..io import fingerprint
 from ..stats import DFS
-from .measures import METRICS, Measure, PlanError, parse_measure
+from .measures import METRICS, Measure, PlanError, parse_directions, parse_measure
 
 try:  # Python 3.11+; tomli is the same parser for 3.10
     import tomllib
@@ -43,6 +43,7 @@ LATER_KEYS = ("curves", "correlations")  # added since plans were first fingerpr
 # comparisons lies furthest on each side: it adds no test, each keeps its family's verdict), `same_graders` (two
 # fingerprints of one set of grading rules, a fact about the code, shown in the report). Adding one after the
 # runs does not mark them as trained under another analysis; git's history of the plan file still shows the edit.
+ANALYSIS_DEFAULTS = {"correction": "holm", "alpha": 0.05, "pairing": "none", "df": "welch"}  # [analysis], unwritten
 RULE_INTERVALS = ("per-comparison", "holm")  # the interval a size rule reads (grpo_lab.study.readings)
 FORMS = ("verdict", "headline", "data")  # what an [[outputs]] page carries: render.verdict_line; "data": a JSON
 # file of the readings (render.study_data), for a notebook to read and assert
@@ -195,6 +196,17 @@ class Plan:
         return fingerprint({k: self.raw.get(k) for k in ANALYSIS_KEYS if k in self.raw or k not in LATER_KEYS})
 
     @property
+    def analysis_normalized(self) -> str:
+        """:attr:`analysis_fingerprint` with the ``[analysis]`` defaults written out (:data:`ANALYSIS_DEFAULTS`), so
+        that writing out a default (``df = "welch"``) or leaving one out is not an edit of the analysis (issue 83).
+        ``study run`` records it beside :attr:`analysis_fingerprint` since issue 83 (older records hold only the
+        latter, compared as they were)."""
+        raw = {k: self.raw.get(k) for k in ANALYSIS_KEYS if k in self.raw or k not in LATER_KEYS}
+        raw["analysis"] = {**ANALYSIS_DEFAULTS, **(raw.get("analysis") or {})}
+        raw["analysis"]["alpha"] = float(raw["analysis"]["alpha"])
+        return fingerprint(raw)
+
+    @property
     def reads_training_log(self) -> bool:
         """Whether any measure the plan reads comes from the training log (a ``history`` metric): only then does
         the engine read each run's metrics file beside its result (:func:`grpo_lab.study.data.read_arm`). Read off
@@ -270,6 +282,20 @@ def _tables(raw: dict, key: str, w: str, allowed: set, shape: str):
         yield where, t
 
 
+def _members(names: list, arms: dict, where: str, least: int) -> list:
+    """A curve's or a correlation's arms: at least ``least``, each an arm of the plan, each once (issue 83: an empty
+    list was an IndexError, an arm listed twice counted its runs twice)."""
+    unknown = [a for a in names if a not in arms]
+    if unknown:
+        raise PlanError(f"{where}: arms {unknown} are not arms of the plan ({', '.join(arms)})")
+    if len(names) < least:
+        raise PlanError(f"{where}: arms must name at least {least} of the plan's arms, got {names!r}")
+    twice = sorted({a for a in names if names.count(a) > 1})
+    if twice:
+        raise PlanError(f"{where}: arms lists {', '.join(twice)} more than once (each run is one point)")
+    return list(names)
+
+
 def _seeds(value, where: str) -> list:
     if not isinstance(value, list) or not value or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            and s >= 0 for s in value):
@@ -300,6 +326,27 @@ def _policy(name: str, home: Path, where: str) -> None:
                     "(org/name) or a local model directory" + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
+_ENOUGH: dict = {}
+
+
+def _enough_problems(cfg: RunConfig, where: str) -> None:
+    """Draws without replacement are refused here, before any run trains, where the task's part of the problem space
+    holds fewer distinct problems than the plan asks for (issue 80; the error names the task's size)."""
+    from ..runner import eval_problems, validation_problems
+
+    key = tuple(getattr(cfg, k) for k in ("task", "eval_problems", "validation_problems", "eval_seed", "disjoint",
+                                          "smoke", "data"))
+    if key not in _ENOUGH:
+        try:
+            eval_problems(cfg)
+            validation_problems(cfg)
+            _ENOUGH[key] = None
+        except ValueError as e:
+            _ENOUGH[key] = str(e)
+    if _ENOUGH[key]:
+        raise PlanError(f"{where}: not a valid run: {_ENOUGH[key]}")
+
+
 def _report_path(text: str, home: Path, owned: set, where: str) -> str:
     """The report's path: a markdown file inside the study's folder that the study does not own for anything else
     (the plan, the prose plan, a run directory's files); never a path outside, and its folder must exist."""
@@ -315,7 +362,18 @@ def _report_path(text: str, home: Path, owned: set, where: str) -> str:
         if path == d or path.is_relative_to(d):
             raise PlanError(f"{where}: report {text!r} would overwrite a file the study owns "
                             f"({_rel_home(d, home)}): choose another name")
+    if path.exists():  # issue 83: a prose PLAN.md named as the report (no plan = key) was overwritten
+        try:
+            head = path.read_text(encoding="utf-8")[:2000]
+        except (OSError, UnicodeDecodeError):
+            head = ""
+        if REPORT_MARK not in head:
+            raise PlanError(f"{where}: report {text!r} exists and was not written by grpo-lab study report: it is "
+                            "not overwritten (name another file, or remove it)")
     return text
+
+
+REPORT_MARK = "Generated by `grpo-lab study report"  # the line every report the engine writes opens with
 
 
 def _rel_home(path: Path, home: Path) -> str:
@@ -364,6 +422,9 @@ def read_plan(path) -> Plan:
     arms = {}
     for name, t in _need(raw, "arms", dict, w).items():
         where = f"{w}: [arms.{name}]"
+        if not name.strip() or any(ch in name for ch in "\n\r\t"):  # issue 83: an arm named "" was accepted
+            raise PlanError(f"{where}: an arm's name must be non-blank, without tabs or line breaks (it names the "
+                            f"arm in the report's lines and tables), got {name!r}")
         if name == "start":
             raise PlanError(f"{where}: 'start' is the starting policy's name; choose another")
         if not isinstance(t, dict):
@@ -377,6 +438,8 @@ def read_plan(path) -> Plan:
         except (TypeError, ValueError) as e:
             raise PlanError(f"{where}: not a valid run: {e}") from None
         _policy(cfg.policy, path.parent, where)
+        if cfg.eval_without_replacement:
+            _enough_problems(cfg, where)
         dirs = t.get("dirs")
         if dirs is not None and not (isinstance(dirs, list) and dirs and all(isinstance(d, str) for d in dirs)):
             raise PlanError(f"{where}: dirs must be a list of paths under the plan's directory, got {dirs!r}")
@@ -402,6 +465,13 @@ def read_plan(path) -> Plan:
             if resolved[x] == resolved[y] and shared_runs(x, y):
                 raise PlanError(f"{w}: arms {y} and {x} are the same runs (one method, one setting, directory "
                                 f"{shared_runs(x, y)[0]})")
+    m = _need(raw, "measures", dict, w)
+    _unknown(m, {"primary", "secondary", "direction"}, f"{w}: [measures]")
+    directions = parse_directions(m.get("direction", {}), f"{w}: [measures]")
+
+    def measure(text, where: str) -> Measure:
+        return parse_measure(text, tasks, where, directions)
+
     selections = {}
     for name, t in _need(raw, "selections", dict, w, {}).items():
         where = f"{w}: [selections.{name}]"
@@ -413,31 +483,32 @@ def read_plan(path) -> Plan:
         among = _need(t, "among", list, where)
         if len(among) < 2 or any(a not in arms for a in among) or len(set(among)) != len(among):
             raise PlanError(f"{where}: among must list at least two of the plan's arms, each once, got {among!r}")
-        by = parse_measure(_need(t, "by", str, where), tasks, where)
+        by = measure(_need(t, "by", str, where), where)
+        if by.better == "neutral":
+            raise PlanError(f"{where}: by = {by.text!r} has no better direction (neutral): a selection chooses the "
+                            "best candidate, so declare which direction is better ([measures] direction)")
         if by.split != "validation":
             raise PlanError(f"{where}: by = {by.text!r} reads the test problems; a selection reads the validation "
                             "split ('validation pass@1'), so that the test comparisons stay unbiased")
         selections[name] = Selection(name, list(among), by)
-    m = _need(raw, "measures", dict, w)
-    _unknown(m, {"primary", "secondary"}, f"{w}: [measures]")
     if "primary" not in m:
         raise PlanError(f"{w}: [measures]: missing 'primary' (the one measure the planned comparisons read)")
-    primary = parse_measure(m["primary"], tasks, f"{w}: [measures] primary")
-    secondary = [parse_measure(x, tasks, f"{w}: [measures] secondary") for x in _need(m, "secondary", list, w, [])]
+    primary = measure(m["primary"], f"{w}: [measures] primary")
+    secondary = [measure(x, f"{w}: [measures] secondary") for x in _need(m, "secondary", list, w, [])]
     an = _need(raw, "analysis", dict, w, {})
     _unknown(an, {"correction", "alpha", "pairing", "margin", "df"}, f"{w}: [analysis]")
-    df = _need(an, "df", str, f"{w}: [analysis]", "welch")
+    df = _need(an, "df", str, f"{w}: [analysis]", ANALYSIS_DEFAULTS["df"])
     if df not in DFS:
         raise PlanError(f"{w}: [analysis]: df {df!r} is not a convention grpo-lab implements ({', '.join(DFS)}: "
                         "Welch-Satterthwaite, or the smaller arm's n - 1)")
-    correction = _need(an, "correction", str, f"{w}: [analysis]", "holm")
+    correction = _need(an, "correction", str, f"{w}: [analysis]", ANALYSIS_DEFAULTS["correction"])
     if correction not in CORRECTIONS:
         raise PlanError(f"{w}: [analysis]: correction {correction!r} is not one grpo-lab implements "
                         f"({', '.join(CORRECTIONS)})")
-    alpha = float(_need(an, "alpha", (int, float), f"{w}: [analysis]", 0.05))
+    alpha = float(_need(an, "alpha", (int, float), f"{w}: [analysis]", ANALYSIS_DEFAULTS["alpha"]))
     if not 0 < alpha < 1:
         raise PlanError(f"{w}: [analysis]: alpha must lie strictly between 0 and 1, got {alpha}")
-    pairing = _need(an, "pairing", str, f"{w}: [analysis]", "none")
+    pairing = _need(an, "pairing", str, f"{w}: [analysis]", ANALYSIS_DEFAULTS["pairing"])
     if pairing not in PAIRINGS:
         raise PlanError(f"{w}: [analysis]: pairing must be {' or '.join(PAIRINGS)}, got {pairing!r}")
     margin = an.get("margin")
@@ -476,7 +547,7 @@ def read_plan(path) -> Plan:
                 if x is not None and shared_runs(x, y):
                     raise PlanError(f"{where}: {x} and {y} read the same runs (directory {shared_runs(x, y)[0]}): "
                                     "a difference between them is 0 by construction")
-            meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
+            meas = measure(c["measure"], where) if "measure" in c else primary
             if b == "start" and meas.metric.source != "eval":
                 raise PlanError(f"{where}: {meas.text} comes from the training log; the start has none")
             claim = c.get("claim")
@@ -484,6 +555,9 @@ def read_plan(path) -> Plan:
                                       or not math.isfinite(claim)):
                 raise PlanError(f"{where}: claim must be a finite number, got {claim!r}")
             contrast = _need(c, "contrast", str, where, None)
+            if contrast is not None and not contrast.strip():  # issue 83: a blank one waived the confound check
+                raise PlanError(f"{where}: contrast is blank; it says why arms that differ in more than one setting "
+                                "are compared on purpose (or leave it out)")
             if contrast is None and planned:  # an exploratory reading draws no verdict: no design to protect
                 for x, y in ((a, b), (cc, dd)):
                     differ = confounds(arms, x, y)
@@ -504,9 +578,13 @@ def read_plan(path) -> Plan:
         seen: dict = {}
         for s in out:  # the same comparison twice would be one test counted twice by the correction
             k = (s.a, s.b, s.c, s.d, s.measure.text, s.pairing)
+            mirror = (s.b, s.a, s.d, s.c, s.measure.text, s.pairing) if s.c is None or s.b != "start" else None
             if k in seen:
                 raise PlanError(f"{w}: [[{key}]]: {s.label!r} repeats {seen[k]!r} (the same arms, measure and "
                                 "pairing): list a comparison once")
+            if mirror in seen:  # issue 83: b - a beside a - b is one test read twice (Holm counted 3 for 2)
+                raise PlanError(f"{w}: [[{key}]]: {s.label!r} mirrors {seen[mirror]!r} (b − a of the same arms, "
+                                "measure and pairing: one test, its sign flipped): list it once")
             seen[k] = s.label
         return out
 
@@ -524,28 +602,22 @@ def read_plan(path) -> Plan:
         x = _need(c, "x", str, where)
         if x not in RUN_FIELDS:
             raise PlanError(f"{where}: x = {x!r} is not a run setting (a RunConfig field such as learning_rate)")
-        members_ = _need(c, "arms", list, where, list(arms))
-        unknown = [a for a in members_ if a not in arms]
-        if unknown:
-            raise PlanError(f"{where}: arms {unknown} are not arms of the plan ({', '.join(arms)})")
+        members_ = _members(_need(c, "arms", list, where, list(arms)), arms, where, 2)
         values = [getattr(arms[a].config, x) for a in members_]
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise PlanError(f"{where}: x = {x!r} must be a number in every arm it reads")
         if len(set(values)) < 2:
             raise PlanError(f"{where}: the arms it reads do not vary {x} (all {values[0]!r}): no curve to draw")
-        meas = parse_measure(c["measure"], tasks, where) if "measure" in c else primary
+        meas = measure(c["measure"], where) if "measure" in c else primary
         curves.append(Curve(x, meas, tuple(members_), _need(c, "label", str, where, f"{meas.text} against {x}")))
     correlations = []
     for where, c in _tables(raw, "correlations", w, {"x", "y", "arms", "label"},
                             "a correlation is a table with x (a measure of each run)"):
-        mx = parse_measure(_need(c, "x", str, where), tasks, where)
-        my = parse_measure(c["y"], tasks, where) if "y" in c else primary
+        mx = measure(_need(c, "x", str, where), where)
+        my = measure(c["y"], where) if "y" in c else primary
         if mx.text == my.text:
             raise PlanError(f"{where}: x and y are the same measure ({mx.text}): a correlation of 1 by construction")
-        members_ = _need(c, "arms", list, where, list(arms))
-        unknown = [a for a in members_ if a not in arms]
-        if unknown or not members_:
-            raise PlanError(f"{where}: arms {unknown or members_} are not arms of the plan ({', '.join(arms)})")
+        members_ = _members(_need(c, "arms", list, where, list(arms)), arms, where, 1)
         correlations.append(Correlation(mx, my, tuple(members_),
                                         _need(c, "label", str, where, f"{mx.text} against {my.text}, across runs")))
     hypotheses = []
@@ -572,6 +644,9 @@ def read_plan(path) -> Plan:
                             f"{' or '.join(map(repr, RULE_INTERVALS))}")
         if which is not None and which not in RULE_INTERVALS:
             raise PlanError(f"{where}: interval {which!r} is not one of {', '.join(map(repr, RULE_INTERVALS))}")
+        if which == "holm" and correction != "holm":  # issue 83: Holm's words were printed without Holm
+            raise PlanError(f"{where}: interval = 'holm' reads the level Holm's step-down tests the comparison at, "
+                            f"but [analysis] correction = {correction!r}: use interval = 'per-comparison'")
         name = _need(h, "name", str, where)
         if any(x.name == name for x in hypotheses):
             raise PlanError(f"{where}: two hypotheses are named {name!r}")
@@ -579,14 +654,14 @@ def read_plan(path) -> Plan:
                                      nums["margin"]))
     man = _need(raw, "manipulation", dict, w, {})
     _unknown(man, {"measure", "arms"}, f"{w}: [manipulation]")
-    default = parse_measure(man["measure"], tasks, f"{w}: [manipulation]") if "measure" in man else None
+    default = measure(man["measure"], f"{w}: [manipulation]") if "measure" in man else None
     per_arm = _need(man, "arms", dict, f"{w}: [manipulation]", {})
     for name in per_arm:
         if name not in arms:
             raise PlanError(f"{w}: [manipulation] arms: {name!r} names no arm")
     manipulation = {}
     for name in arms:
-        meas = parse_measure(per_arm[name], tasks, f"{w}: [manipulation] arms.{name}") if name in per_arm \
+        meas = measure(per_arm[name], f"{w}: [manipulation] arms.{name}") if name in per_arm \
             else default
         if meas is not None:
             if meas.metric.source != "eval":
@@ -624,7 +699,7 @@ def read_plan(path) -> Plan:
         extremes.append(Extreme(_need(t, "label", str, where, "the largest difference on each side"), tuple(names)))
     steps = []
     for i, text in enumerate(_need(raw, "steps", list, w, [])):
-        m = parse_measure(text, tasks, f"{w}: steps[{i}]")
+        m = measure(text, f"{w}: steps[{i}]")
         if m.metric.source != "history":
             raise PlanError(f"{w}: steps[{i}]: {m.text} is read from an evaluation; `steps` tables the training "
                             "log's quantities (" + ", ".join(n for n, x in METRICS.items() if x.source == "history")

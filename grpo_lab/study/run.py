@@ -228,7 +228,7 @@ def record_plan(plan: Plan, directory: Path, method: str, seed: int) -> None:
 
     plan_record(directory, method, seed).parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(plan_record(directory, method, seed),
-                      {"plan": plan.analysis_fingerprint, "file": plan.path.name,
+                      {"plan": plan.analysis_fingerprint, "analysis": plan.analysis_normalized, "file": plan.path.name,
                        "trained": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 

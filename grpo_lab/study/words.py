@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .coverage import BAND, NOMINAL
 from .data import Reading, Study, _fmt
 from .readings import judge
 
@@ -34,7 +35,9 @@ def interval(r: Reading) -> str:
 
 
 def verdict_word(study: Study, r: Reading) -> str:
-    """The plan's reading of one planned comparison (after its family's correction), or why there is none."""
+    """The plan's reading of one planned comparison (after its family's correction), or why there is none. The
+    direction word follows the measure's better direction (:attr:`grpo_lab.study.measures.Measure.better`): "X
+    ahead" only where higher is better, "X ahead: lower by …" where lower is, "X higher" where neither is."""
     a, b = _names(study, r)
     if r.why_not:
         return r.why_not
@@ -42,11 +45,22 @@ def verdict_word(study: Study, r: Reading) -> str:
         return "not read yet (the plan reads its comparisons when every run has finished)"
     if r.apart:  # the side from d's sign: separation is read at the plan's alpha, which need not be 95%
         up = r.direction == "a"
+        better = r.spec.measure.better
         if r.spec.b == "start":
-            return "up from the start" if up else "down from the start"
+            way = "up from the start" if up else "down from the start"
+            if better == "neutral":
+                return way
+            good = up == (better == "higher")
+            return way + ("" if better == "higher" and good else
+                          f", {'the better' if good else 'the worse'} direction ({better} is better here)")
         if r.spec.c is not None:
             return f"{a} exceeds {b}" if up else f"{b} exceeds {a}"
-        return f"{a} ahead" if up else f"{b} ahead"
+        if better == "neutral":
+            return f"{a} higher" if up else f"{b} higher"
+        if better == "higher":
+            return f"{a} ahead" if up else f"{b} ahead"
+        winner = b if up else a
+        return f"{winner} ahead: lower by {abs(r.d):.3f} (lower is better here)"
     m = study.plan.margin
     if m is not None and -m <= r.lo and r.hi <= m:
         return f"not separated, and within ±{m:g}: equivalent at the plan's margin"
@@ -70,18 +84,32 @@ def past_range(r: Reading) -> tuple[bool, bool]:
     return (top is not None and r.hi >= top, top is not None and -r.lo >= top)
 
 
+def _sides(study: Study, r: Reading) -> tuple[str, str]:
+    """``(above, below)``: what a difference above the interval's top and below its bottom would mean, in the
+    measure's direction words ("a ahead by more than" where higher is better, "b ahead (lower) by more than" where
+    lower is, "a higher by more than" where neither is)."""
+    a, b = _names(study, r)
+    hi, lo = f"{r.hi:.3f}", f"{-r.lo:.3f}"
+    better = r.spec.measure.better
+    if r.spec.b == "start":
+        if better == "higher":
+            return f"a gain larger than {hi}", f"a loss larger than {lo}"
+        return f"a rise larger than {hi}", f"a fall larger than {lo}"
+    if r.spec.c is not None:
+        return f"{a} exceeding {b} by more than {hi}", f"{b} exceeding {a} by more than {lo}"
+    if better == "higher":
+        return f"{a} ahead by more than {hi}", f"{b} ahead by more than {lo}"
+    if better == "lower":
+        return f"{b} ahead (lower) by more than {hi}", f"{a} ahead (lower) by more than {lo}"
+    return f"{a} higher by more than {hi}", f"{b} higher by more than {lo}"
+
+
 def bound(study: Study, r: Reading) -> str:
     """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval; a side
     that reaches past the largest difference the measure allows (:func:`largest_difference`) excludes nothing."""
     if r.d is None:
         return ""
-    a, b = _names(study, r)
-    if r.spec.b == "start":
-        gain, loss = f"a gain larger than {r.hi:.3f}", f"a loss larger than {-r.lo:.3f}"
-    elif r.spec.c is not None:
-        gain, loss = f"{a} exceeding {b} by more than {r.hi:.3f}", f"{b} exceeding {a} by more than {-r.lo:.3f}"
-    else:
-        gain, loss = f"{a} ahead by more than {r.hi:.3f}", f"{b} ahead by more than {-r.lo:.3f}"
+    gain, loss = _sides(study, r)
     above, below = past_range(r)
     if above or below:
         top = largest_difference(r)
@@ -111,7 +139,7 @@ def claim_words(study: Study, r: Reading) -> str:
                     f"[{bottom:+.3f}, {top:+.3f}]; this comparison can exclude smaller differences only (above).")
     if r.lo <= c <= r.hi:
         return f"The claim {c:+.3f} lies inside the interval: these runs are compatible with it."
-    return f"The claim {c:+.3f} lies outside the interval: these runs exclude it at 95% (per comparison)."
+    return f"The claim {c:+.3f} lies outside the interval: these runs exclude it at {level(r)} (per comparison)."
 
 
 def level(r: Reading) -> str:
@@ -176,25 +204,101 @@ def headline(study: Study, brief: bool = False) -> str:
         text += (f" {'The other' if apart else 'All'} {len(nulls)} {'is' if len(nulls) == 1 else 'are'} "
                  "not separated: each is read as the differences it excludes, not as no difference.")
     moved = {"did not move": [], "wrong way": []}
+    way = {}
     for name, _, r in study.manipulation():
         word = took_word(r)
         if word in moved:
-            moved[word].append(study.plan.arms[name].label)
+            moved[word].append(name)
+            way[name] = "down" if r.hi < 0 else "up"
+    labels = lambda names: ", ".join(study.plan.arms[n].label for n in names)  # noqa: E731
     if moved["did not move"]:
-        text += (f" The treatment did not measurably move its measure in {', '.join(moved['did not move'])} (the "
-                 "manipulation check)" + ("." if brief else ": a null there says little about the treatment's effect."))
+        text += (f" The treatment did not measurably move its measure in {labels(moved['did not move'])} (the "
+                 "manipulation check)")
+        idle = set(moved["did not move"])
+        nulls_there = [r for r in nulls if idle & {study.resolve(x) for x in (r.spec.a, r.spec.b, r.spec.c, r.spec.d)
+                                                   if x not in (None, "start")}]
+        text += (f": a null that involves {'it' if len(idle) == 1 else 'them'} says little about the treatment's "
+                 "effect." if nulls_there and not brief else ".")
     if moved["wrong way"]:
-        text += (f" The treatment moved its measure down from the start in {', '.join(moved['wrong way'])} (the "
-                 "manipulation check)" + ("." if brief else ": it took, the wrong way."))
+        ways = sorted({way[n] for n in moved["wrong way"]})
+        text += (f" The treatment moved its measure the wrong way ({' or '.join(ways)} from the start) in "
+                 f"{labels(moved['wrong way'])} (the manipulation check).")
     return hypotheses_words(study, brief) + text + fragility_words(study, brief)
 
 
 def took_word(r: Reading) -> str | None:
-    """The manipulation check in one of three words: "took" (up from the start, separated at the plan's level),
-    "wrong way" (down, separated), "did not move" (the interval includes no change); None when not read."""
+    """The manipulation check in one of three words, by the measure's better direction: "took" (moved from the
+    start the better way, separated at the plan's level; for a neutral measure, moved either way), "wrong way"
+    (moved the worse way), "did not move" (the interval includes no change); None when not read."""
     if r.d is None:
         return None
-    return "took" if r.lo > 0 else ("wrong way" if r.hi < 0 else "did not move")
+    if r.lo <= 0 <= r.hi:
+        return "did not move"
+    better = r.spec.measure.better
+    if better == "neutral":
+        return "took"
+    return "took" if (r.lo > 0) == (better == "higher") else "wrong way"
+
+
+def lead(study: Study) -> str:
+    """The study's verdict in one plain sentence a newcomer can read first, above the precise verdict line
+    (issue 80): each hypothesis as yes, no or not shown, with the difference and its direction in the measure's
+    own words (arms named by what they are, a selection by the arm it chose); without hypotheses, each planned
+    comparison. Drawn from the same readings as every other line, so it changes when the data do."""
+    if not study.complete or any(r.d is None for r in study.planned):
+        return ""
+    parts = []
+    tested = set()
+    for h in study.plan.hypotheses:
+        r = study.reading(h.test)
+        j = judge(h, r)
+        tested.add(h.test)
+        what = f"{h.name} ({h.says})" if h.says else h.name
+        if j.verdict == "supported":
+            parts.append(f"{what}: yes ({_plain(study, r)})")
+        elif j.verdict == "contradicted":
+            parts.append(f"{what}: no, the opposite ({_plain(study, r)})")
+        else:
+            size = ""
+            if j.size is not None:
+                gap = h.size if h.predicts == "a" else -h.size
+                size = f"; {gap:+.2f} is {'ruled out' if j.size == 'refuted' else 'not ruled out'}"
+            parts.append(f"{what}: not shown ({_plain(study, r)}{size})")
+    rest = [r for r in study.planned if r.spec.label not in tested and not r.same_as]
+    parts += [f"{r.spec.label}: {_plain(study, r)}" for r in rest if r.apart]
+    nulls = [r for r in rest if not r.apart]
+    if nulls:
+        parts.append(("not told apart: " if parts else "no planned comparison told its arms apart: ")
+                     + ", ".join(f"{r.spec.label} ({r.d:+.3f})" for r in nulls))
+    return "In short: " + "; ".join(parts) + "."
+
+
+def _short(study: Study, name: str) -> str:
+    """An arm as the lead names it: its label; a selection by the arm it chose; "the start"."""
+    if name == "start":
+        return "the start"
+    chosen = study.resolve(name)
+    return study.plan.arms[chosen].label if chosen in study.plan.arms else name
+
+
+def _plain(study: Study, r: Reading) -> str:
+    """A reading in plain words: which side is ahead (or higher) by how much, or that the two were not told
+    apart."""
+    a, b = _short(study, r.spec.a), _short(study, r.spec.b)
+    if r.spec.c is not None:
+        a, b = f"({a} − {b})", f"({_short(study, r.spec.c)} − {_short(study, r.spec.d)})"
+    if not r.apart:
+        return f"{a} vs {b}: {r.d:+.3f}, not told apart"
+    better, up = r.spec.measure.better, r.d > 0
+    if r.spec.b == "start":
+        return f"{a} {'up' if up else 'down'} from the start by {abs(r.d):.3f}" + (
+            "" if better == "neutral" else f", the {'better' if up == (better == 'higher') else 'worse'} direction")
+    hi, lo = (a, b) if up else (b, a)
+    if better == "higher":
+        return f"{hi} ahead of {lo} by {abs(r.d):.3f}"
+    if better == "lower":
+        return f"{lo} lower than {hi} by {abs(r.d):.3f}, the better direction here"
+    return f"{hi} higher than {lo} by {abs(r.d):.3f}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -273,53 +377,92 @@ def outcome_words(study: Study, kind: str, outcome) -> str:
     return "; ".join(parts)
 
 
-def change_words(study: Study, kind: str, mine, alt) -> str:
-    """What an alternative changes in one verdict: "not refuted instead of refuted as an explanation of the size"."""
+def _change(study: Study, kind: str, mine, alt, h=None) -> str:
+    """What an alternative does to one verdict, in a short clause: "is no longer separated", "is refuted as an
+    explanation of +0.04 (as planned: not refuted)"."""
     if kind == "comparison":
-        return f"{outcome_words(study, kind, alt)} instead of {outcome_words(study, kind, mine)}"
+        if mine.apart and not alt.apart:
+            return "is no longer separated"
+        if alt.apart and not mine.apart:
+            return f"separates ({verdict_word(study, alt)})"
+        return f"separates the other way ({verdict_word(study, alt)})"
     bits = []
     if alt.verdict != mine.verdict:
-        bits.append(f"{alt.verdict} instead of {mine.verdict}")
+        bits.append(f"is {alt.verdict} (as planned: {mine.verdict})")
     if alt.size != mine.size:
-        bits.append(f"{alt.size} instead of {mine.size} as an explanation of its size")
+        gap = h.size if h.predicts == "a" else -h.size
+        bits.append(f"is {alt.size} as an explanation of {gap:+.2f} (as planned: {mine.size})")
     if alt.idle != mine.idle:
-        bits.append(("idle" if alt.idle else "not idle") + " instead of " + ("idle" if mine.idle else "not idle"))
-    return "; ".join(bits)
+        bits.append(f"is {'idle' if alt.idle else 'not shown idle'} (as planned: "
+                    f"{'idle' if mine.idle else 'not shown idle'})")
+    return " and ".join(bits)
+
+
+def _unread(study: Study) -> dict:
+    """``{alternative: why}`` for each alternative that could not re-read some verdict (no per-problem scores for a
+    bootstrap, say): a "firm" verdict never claims a check that did not run (issue 83)."""
+    out: dict = {}
+    for row in study.robust:
+        for name, x in row.got.items():
+            why = getattr(x, "why_not", None) if row.kind == "comparison" else (
+                "it cannot be read" if x.verdict == "cannot be read" else None)
+            if why:
+                label = row.what.spec.label if row.kind == "comparison" else row.what[0].name
+                out.setdefault(name, []).append(f"{label}: {why}")
+    return out
 
 
 def fragility_words(study: Study, brief: bool = False) -> str:
-    """" Fragile: ..." naming each verdict an alternative flips, the alternative and what it changes, or
-    " Firm: ..." when none does (once every run has finished). ``brief``: the verdicts and alternatives only."""
+    """" **Fragile**: ..." naming each verdict a calibrated alternative changes, how and under which, or
+    " **Firm**: ..." when none does, naming the alternatives that were read (once every run has finished). An
+    alternative whose intervals are too narrow (:class:`grpo_lab.study.readings.Alternative`'s ``narrow``) never
+    makes a verdict fragile by itself; the report's robustness section shows it. ``brief``: fewer words."""
     rows = study.robust
     if not rows:
         return ""
+    unread = _unread(study)
+    alts = list(dict.fromkeys(n for row in rows for n in row.got))
+    offered = {a: sum(a in row.got for row in rows) for a in alts}
+    read = [a for a in alts if a not in unread]  # read for every verdict it applies to
+    partly = [a for a in alts if a in unread and len(unread[a]) < offered[a]]
     flipped = []
-    for kind, what, got, flips in rows:
-        if flips:
-            name, mine = (what.spec.label, what) if kind == "comparison" else (what[0].name, what[1])
-            if brief:
-                flipped.append(f"{name} (under {' and under '.join(flips)})")
-            else:
-                flipped.append(f"{name} reads " + " and ".join(
-                    f"{change_words(study, kind, mine, got[a])} under {a}" for a in flips))
+    for row in rows:
+        if not row.flips:
+            continue
+        name = row.what.spec.label if row.kind == "comparison" else row.what[0].name
+        mine = row.what if row.kind == "comparison" else row.what[1]
+        h = None if row.kind == "comparison" else row.what[0]
+        if brief:
+            flipped.append(f"{name} (under {' and under '.join(row.flips)})")
+        else:
+            flipped.append("; ".join(f"{name} {_change(study, row.kind, mine, row.got[a], h)} under {a}"
+                                     for a in row.flips))
     if not flipped:
-        return (" **Firm**: every verdict above holds under the reasonable alternatives"
-                + ("." if brief else " (the other degrees of freedom, the other interval for the size rules, a "
-                   "bootstrap over seeds × problems)."))
-    return (" **Fragile**: " + "; ".join(flipped) + (" (an alternative convention flips it; see the report)." if brief
-                                                     else " (the section \"Does the verdict depend on a convention?\" "
-                                                     "has each reading)."))
+        under = read + [f"{a} where it could be read" for a in partly]
+        text = (" **Firm** (no reasonable alternative changes a verdict): every verdict above holds under "
+                + ("; ".join(under) if under else "the plan's conventions, no alternative having been read") + ".")
+        if unread and not brief:  # issue 83: never claim a check that did not run
+            text += " Not read: " + "; ".join(f"{a} for {', '.join(w[:2])}" for a, w in unread.items()) + "."
+        return text
+    return (" **Fragile** (a reasonable alternative changes a verdict: the data alone do not settle it): "
+            + "; ".join(flipped) + ("." if brief else " (each reading in \"Does the verdict depend on a "
+                                                     "convention?\")."))
 
 
 def robustness_section(study: Study) -> list:
     """The report's section: every planned verdict and hypothesis under the plan's conventions and under each
-    alternative; a verdict any alternative changes is fragile."""
+    alternative; a verdict a calibrated alternative changes is fragile; a narrow alternative is shown and named,
+    never counted."""
     rows = study.robust
     if not rows:
         return []
+    from .readings import alternatives
+
+    narrow = {a.name: a.narrow for a in alternatives(study) if a.narrow}
     alts = list(dict.fromkeys(name for _, _, got, _ in rows for name in got))
     table = []
-    for kind, what, got, flips in rows:
+    for row in rows:
+        kind, what, got, flips = row
         if kind == "comparison":
             name, plan_out = what.spec.label, outcome_words(study, kind, what)
         else:
@@ -336,19 +479,28 @@ def robustness_section(study: Study) -> list:
             elif kind == "hypothesis" and x.rule_lo is not None:
                 word += f" [{_fmt(x.rule_lo)}, {_fmt(x.rule_hi)}]"
             cells.append(word)
-        table.append([name, plan_out, *cells, "**fragile**" if flips else "firm"])
+        verdict = "**fragile**" if flips else ("firm (only a narrow alternative differs)" if row.narrow else "firm")
+        table.append([name, plan_out, *cells, verdict])
     from ..report import md_table
 
-    return ["## Does the verdict depend on a convention?", "",
-            f"Each planned verdict as the plan reads it ({study.conventions.words()}; the correction and each size "
-            "rule's interval as declared), and re-read under the reasonable alternatives. A verdict that changes "
-            "under any of them is **fragile**: the data alone do not settle it. The alternatives: the other degrees "
-            "of freedom; the other interval for a size rule (per-comparison, or the level Holm's step-down tests "
-            "that comparison at); a percentile bootstrap that resamples the evaluation's problems as well as the "
-            "seeds. The bootstrap covers the problems' noise, which the t-intervals leave out, but with few seeds it "
-            "understates their spread (it divides by n and has no t quantile), so it is often the narrowest: a "
-            "verdict that flips only under it is the weakest kind of fragility.", "",
-            *md_table(["verdict", "as planned", *alts, "reading"], table), ""]
+    fewest = min(len(a.seeds) for a in study.plan.arms.values())
+    text = [f"Each planned verdict as the plan reads it ({study.conventions.words()}; the correction and each size "
+            "rule's interval as declared), and re-read under the reasonable alternatives. **Firm**: no alternative "
+            "changes it. **Fragile**: one does, so the data alone do not settle it. The alternatives: the other "
+            "degrees of freedom; the other interval for a size rule (per-comparison, or the level Holm's step-down "
+            "tests that comparison at); a bootstrap that resamples the evaluation's problems as well as the seeds "
+            "(it covers the problems' noise, which the t-intervals leave out); and, where a selection's winner and "
+            "runner-up are not separated on validation, the runner-up. Every interval method is checked for "
+            "coverage by simulation (grpo_lab/data/interval_coverage.json): one whose simulated coverage at this "
+            f"study's {fewest} seeds falls more than {100 * (NOMINAL - BAND[0]):.0f} points short of its nominal "
+            "level is marked narrow and cannot by itself make a verdict fragile."]
+    for a, why in narrow.items():
+        text.append(f"**Narrow**: {a}: {why}.")
+    for a, whys in _unread(study).items():
+        text.append(f"**Not read** under {a}: " + "; ".join(whys) + ".")
+    head = [f"{a} (narrow)" if a in narrow else a for a in alts]
+    return ["## Does the verdict depend on a convention?", "", "\n\n".join(text), "",
+            *md_table(["verdict", "as planned", *head, "reading"], table), ""]
 
 
 def compact(study: Study, r: Reading) -> str:
@@ -383,8 +535,10 @@ def held_out_line(study: Study) -> list:
         if err:
             lines.append(f"- {who}, evaluated on `{task}`: overlap not computed here ({err}).")
             continue
-        size = (f"{o['draws']} evaluation draws of {o['distinct']} distinct problems (their effective number, Kish's "
-                f"(Σw)²/Σw² over how often each was drawn: {o['effective']:.0f})")
+        size = (f"{o['distinct']} distinct problems, each drawn once" if o["draws"] == o["distinct"] else
+                f"{o['draws']} evaluation draws of {o['distinct']} distinct problems (their effective number, Kish's "
+                f"(Σw)²/Σw² over how often each was drawn: {o['effective']:.0f}; `eval_without_replacement = true` "
+                "would draw each once)")
         near = (f"; {o['near']} of them are near-duplicates of training problems (the same problem in the task's "
                 f"canonical form, e.g. a commuted sum: {o['near_draws']} draws)" if o.get("near") else "")
         if o["in_training"] == 0:
