@@ -68,13 +68,15 @@ def _interval(d: float, lo: float, hi: float, places: int = 3) -> str:
 
 def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
     """The hand-written section "What the runs say, after study 5" of docs/replication-2605.21125.md: each number
-    and each direction word is derived here from the data output (and the bootstrap from the runs), so the section
-    fails when the data change under it: reversed data flip "trailed" and every sign."""
+    and each direction word is derived here from the data output and the runs (the bootstrap, the selections'
+    near-ties, the runner-up's reading, the parts of ACR), so the section fails when the data change under it:
+    reversed data flip "trailed" and every sign."""
     import json
 
     import numpy as np
+    from scipy import stats as sps
 
-    from grpo_lab.study import readings
+    from grpo_lab.study import near_ties, parse_measure, readings
 
     page = (RESULTS.parents[1] / "docs" / "replication-2605.21125.md").read_text()
     section = " ".join(page.split("## What the runs say, after study 5")[1].split("\n## ")[0].split())
@@ -82,6 +84,13 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
     assert data["complete"] and data["done"] == data["total"] == 42, "the section reads the finished study"
     lr = {m: data["arms"][data["selections"][f"{m}-best"]["chosen"]]["settings"]["learning_rate"] for m in ("grpo", "avspo")}
     assert f"chose {_rate(lr['grpo'])} for GRPO and {_rate(lr['avspo'])} for AVSPO" in section
+    s = Study.load(PLAN5)
+    ties = {name: (win, run, r) for name, win, run, r in near_ties(s)}
+    assert set(ties) == {"grpo-best", "avspo-best"} and "each by a near-tie" in section
+    for m in ("grpo", "avspo"):
+        win, run, r = ties[f"{m}-best"]
+        rate = _rate(s.plan.arms[run].config.learning_rate)
+        assert f"{m.upper()}'s {_rate(lr[m])} over its {rate} by {_interval(r.d, r.lo, r.hi)}" in section
 
     hyp = {h["name"]: h for h in data["hypotheses"]}
     planned = {h["name"]: r for h in data["hypotheses"] for r in data["planned"] if r["label"] == h["test"]}
@@ -92,11 +101,11 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
             f"{'not separated' if not p['separated'] else 'separated'}.") in section
     assert f"exclude AVSPO ahead by more than {p['hi']:.3f}" in section
     assert hyp["P"]["size_rule"] == "not refuted" and f"do not exclude the paper's +{hyp['P']['size']:.2f}" in section
-    s = Study.load(PLAN5)
     boot = readings.read(s, s.planned[0].spec, readings.Conventions(df=s.plan.df, method="bootstrap"))
-    assert f"gives [{_signed(boot.lo)}, {_signed(boot.hi)}]" in section
-    assert (boot.hi < hyp["P"]["size"]) == ("which would exclude it" in section)
-    assert ("**Fragile**: P" in data["headline"]) == ("**fragile**" in section)
+    assert boot.hi >= hyp["P"]["size"] and f"agrees ([{_signed(boot.lo)}, {_signed(boot.hi)}])" in section
+    runner = s.variant({"avspo-best": ties["avspo-best"][1]}).reading(s.planned[0].spec.label)
+    assert runner.hi < hyp["P"]["size"] and "**Fragile**" in data["headline"] and "**fragile**" in section
+    assert f"the interval is [{_signed(runner.lo)}, {_signed(runner.hi)}], which excludes +0.04" in section
 
     m = planned["M"]
     zero = {k: np.mean([v["zero-adv"] for v in data["arms"][data["selections"][f"{k}-best"]["chosen"]]["seeds"].values()])
@@ -118,8 +127,10 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
         return "level" if abs(r["d"]) < 0.01 else "not separated"
 
     acr = ex["avspo − grpo at best rates, ACR of the rewards sampled"]
-    assert word(acr) == "not separated" and f"all equal differed by {_interval(acr['d'], acr['lo'], acr['hi'])}" in section
-    assert "did not move" in section
+    assert word(acr) == "not separated" and f"all equal, the ACR as the paper's abstract defines it, differed by " \
+        f"{_interval(acr['d'], acr['lo'], acr['hi'])}" in section
+    grpo_acr = np.mean([v["acr"] for v in data["arms"][data["selections"]["grpo-best"]["chosen"]]["seeds"].values()])
+    assert f"{-acr['d'] / grpo_acr:.0%} of GRPO's {grpo_acr:.3f}" in section and "did not move" in section
     low, high = ex["avspo − grpo at lr 1e-4"], ex["avspo − grpo at lr 4.5e-4"]
     code = ex["avspo_code − grpo at lr 2.1e-4"]
     assert f"AVSPO {word(low)} GRPO at 1e-4, {_interval(low['d'], low['lo'], low['hi'])}" in section
@@ -128,7 +139,19 @@ def test_the_replication_pages_section_after_study_5_says_what_its_data_say():
 
     every, grpo = data["correlations"]
     assert f"r = {_interval(every['r'], every['lo'], every['hi'], 2)}, R² {every['r2']:.2f}" in section
-    bound = max(every["lo"] ** 2, every["hi"] ** 2)
-    assert bound < 0.25 and "bounds R² below 0.25" in section
-    assert (bound < 0.617) == ("the paper's 0.617 is excluded" in section)
     assert f"over GRPO's {grpo['n']} runs alone, r = {_interval(grpo['r'], grpo['lo'], grpo['hi'], 2)}" in section
+    bound = max(every["lo"] ** 2, every["hi"] ** 2)
+    assert bound < 0.25 and "bounds R² below 0.25" in section and "is excluded" not in section
+    parts = {}
+    for name in ("all-fail", "all-pass"):  # mean ACR's two parts against pass@1, over every run
+        x, y = [], []
+        for arm in s.plan.arms:
+            v, p1 = s.values(arm, parse_measure(name, {}, "test")), s.values(arm)
+            x += [v[k] for k in sorted(v)]
+            y += [p1[k] for k in sorted(v)]
+        res = sps.pearsonr(x, y)
+        ci = res.confidence_interval(0.95)
+        parts[name] = (res.statistic, ci.low, ci.high)
+    (f, fl, fh), (a, al, ah) = parts["all-fail"], parts["all-pass"]
+    assert f < 0 < a and f"all-fail share alone gives r = {_interval(f, fl, fh, 2)}" in section
+    assert f"the all-pass share r = {_interval(a, al, ah, 2)}" in section

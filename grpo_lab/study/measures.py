@@ -197,6 +197,12 @@ register_metric(Metric("acr", "history", True, _acr, better="lower",
                        about="the share of groups whose sampled rewards are all equal (ACR), mean over steps"))
 register_metric(Metric("zero-adv", "history", True, _zero_adv, better="lower",
                        about="the share of completions trained with a zero advantage, mean over steps"))
+register_metric(Metric("all-fail", "history", True, lambda r, k: float(_share("starvation/all_fail")(r).mean()),
+                       better="lower", about="the share of groups whose sampled rewards are all 0 (all-fail), mean "
+                       "over steps: one of the two parts of ACR"))
+register_metric(Metric("all-pass", "history", True, lambda r, k: float(_share("starvation/all_pass")(r).mean()),
+                       better="neutral", about="the share of groups whose sampled rewards are all 1 (all-pass), mean "
+                       "over steps: the other part of ACR, which rises as a policy learns"))
 # The training log's per-step quantities (issue 57, item 4: what tells "learns slowly" from "collapses"), for a
 # plan's `steps` table: descriptive, one number per run.
 register_metric(Metric("grad-norm", "history", False, lambda r, k: float(_norm("grad_norm")(r).mean()),

@@ -219,10 +219,12 @@ def truncation_section(study: Study) -> list:
         if a.start is not None:
             samp = a.start.get("sampling") if isinstance(a.start.get("sampling"), dict) else {}
             starts.setdefault(_rel(a.start_dir, study.plan.home), samp.get("truncated"))
+    unrecorded = [w for w, share in starts.items() if share is None]
+    if unrecorded:
+        md.append(f"- The start ({', '.join(f'`{w}/start.json`' for w in unrecorded)}): not recorded (an evaluation "
+                  "records its share since issue 80).")
     for where, share in starts.items():
-        if share is None:
-            md.append(f"- The start (`{where}/start.json`): not recorded (evaluated before grpo-lab recorded it).")
-        else:
+        if share is not None:
             md.append(f"- The start (`{where}/start.json`): {share:.3f} of its sampled completions cut.")
             if share > TRUNCATION_WARNING:
                 warn.append(f"the start ({share:.2f})")

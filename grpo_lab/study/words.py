@@ -179,7 +179,8 @@ def headline(study: Study, brief: bool = False) -> str:
     planned comparisons separated after the plan's correction and which way, and which did not (their bounds
     follow); a manipulation that did not move its measure or moved it the wrong way; which verdicts are fragile
     (an alternative convention flips them) or that all are firm. ``brief``: the same findings in fewer words, for
-    a page short of room (the README)."""
+    a page short of room (the README), which follows :func:`lead`: the hypotheses and the separated comparisons
+    are then left to the lead, the count, the manipulation check and the fragility stay."""
     if not study.complete:
         return (f"In progress: {study.done} of {study.total} runs finished; no verdict yet (the plan reads its "
                 "comparisons when every run has finished).")
@@ -190,9 +191,8 @@ def headline(study: Study, brief: bool = False) -> str:
                 + "; ".join(f"{r.spec.label} cannot be read ({r.why_not})" for r in unread) + ".")
     read = [r for r in rows if r.d is not None]
     apart = [r for r in read if r.apart]
-    words = []
-    for r in apart:
-        words.append(f"{r.spec.label}: {verdict_word(study, r)}")
+    led = brief and bool(lead(study))  # the brief form follows the plain lead, which names each verdict already
+    words = [] if led else [f"{r.spec.label}: {verdict_word(study, r)}" for r in apart]
     corr = (f"Holm's correction at family-wise α = {study.plan.alpha:g}" if study.plan.correction == "holm" else
             f"no correction, each at α = {study.plan.alpha:g}")
     twins = [r for r in rows if r.same_as]
@@ -223,7 +223,7 @@ def headline(study: Study, brief: bool = False) -> str:
         ways = sorted({way[n] for n in moved["wrong way"]})
         text += (f" The treatment moved its measure the wrong way ({' or '.join(ways)} from the start) in "
                  f"{labels(moved['wrong way'])} (the manipulation check).")
-    return hypotheses_words(study, brief) + text + fragility_words(study, brief)
+    return ("" if led else hypotheses_words(study, brief)) + text + fragility_words(study, brief)
 
 
 def took_word(r: Reading) -> str | None:
@@ -263,7 +263,7 @@ def lead(study: Study) -> str:
             if j.size is not None:
                 gap = h.size if h.predicts == "a" else -h.size
                 size = f"; {gap:+.2f} is {'ruled out' if j.size == 'refuted' else 'not ruled out'}"
-            parts.append(f"{what}: not shown ({_plain(study, r)}{size})")
+            parts.append(f"{what}: not shown ({_plain(study, r, named=False)}{size})")
     rest = [r for r in study.planned if r.spec.label not in tested and not r.same_as]
     parts += [f"{r.spec.label}: {_plain(study, r)}" for r in rest if r.apart]
     nulls = [r for r in rest if not r.apart]
@@ -281,24 +281,24 @@ def _short(study: Study, name: str) -> str:
     return study.plan.arms[chosen].label if chosen in study.plan.arms else name
 
 
-def _plain(study: Study, r: Reading) -> str:
-    """A reading in plain words: which side is ahead (or higher) by how much, or that the two were not told
-    apart."""
+def _plain(study: Study, r: Reading, named: bool = True) -> str:
+    """A reading in plain words: which side is ahead (or higher) by how much, or that the two were not told apart
+    (``named``: with the two sides' names; a hypothesis's clause, whose words name them, goes without)."""
     a, b = _short(study, r.spec.a), _short(study, r.spec.b)
     if r.spec.c is not None:
         a, b = f"({a} − {b})", f"({_short(study, r.spec.c)} − {_short(study, r.spec.d)})"
     if not r.apart:
-        return f"{a} vs {b}: {r.d:+.3f}, not told apart"
+        return f"{a} vs {b}: {r.d:+.3f}, not told apart" if named else f"{r.d:+.3f}, not told apart"
     better, up = r.spec.measure.better, r.d > 0
     if r.spec.b == "start":
         return f"{a} {'up' if up else 'down'} from the start by {abs(r.d):.3f}" + (
             "" if better == "neutral" else f", the {'better' if up == (better == 'higher') else 'worse'} direction")
     hi, lo = (a, b) if up else (b, a)
     if better == "higher":
-        return f"{hi} ahead of {lo} by {abs(r.d):.3f}"
+        return f"{hi} ahead by {abs(r.d):.3f}"
     if better == "lower":
-        return f"{lo} lower than {hi} by {abs(r.d):.3f}, the better direction here"
-    return f"{hi} higher than {lo} by {abs(r.d):.3f}"
+        return f"{lo} lower by {abs(r.d):.3f} (lower is better here)"
+    return f"{hi} higher by {abs(r.d):.3f}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -439,11 +439,17 @@ def fragility_words(study: Study, brief: bool = False) -> str:
                                      for a in row.flips))
     if not flipped:
         under = read + [f"{a} where it could be read" for a in partly]
+        if brief:
+            return " **Firm**: no reasonable alternative changes a verdict."
         text = (" **Firm** (no reasonable alternative changes a verdict): every verdict above holds under "
                 + ("; ".join(under) if under else "the plan's conventions, no alternative having been read") + ".")
         if unread and not brief:  # issue 83: never claim a check that did not run
-            text += " Not read: " + "; ".join(f"{a} for {', '.join(w[:2])}" for a, w in unread.items()) + "."
+            text += " Not read: " + "; ".join(f"{a} for {', '.join(w[:2])}" + (f" and {len(w) - 2} more"
+                                                                               if len(w) > 2 else "")
+                                              for a, w in unread.items()) + "."
         return text
+    if brief:
+        return " **Fragile** (an alternative reading changes it): " + "; ".join(flipped) + "."
     return (" **Fragile** (a reasonable alternative changes a verdict: the data alone do not settle it): "
             + "; ".join(flipped) + ("." if brief else " (each reading in \"Does the verdict depend on a "
                                                      "convention?\")."))
