@@ -242,10 +242,12 @@ def test_hostile_repetitions_of_the_new_rules_never_raise():
         extract_answer(text)
 
 
-# The grading modules' fingerprint that running studies record (studies 4 and 5, 2026-11-27), with reasoning-gym
-# 0.1.25. Canary for a silent failure met here: an edit to a fingerprinted module (even an error message) gives every
-# later run another grader, and a study whose runs straddle it leaves each arm's minority out.
-GRADER_OF_RUNNING_STUDIES = "f331665557e8"
+# The grading modules' fingerprint the next studies' runs will record, with reasoning-gym 0.1.25 (issue 83,
+# 2026-11-29: the GSM8K grader's three new rules; no study was running, studies 2-5 and harm were finished and their
+# runs keep the graders they record). Canary for a silent failure met here: an edit to a fingerprinted module (even an
+# error message) gives every later run another grader, and a study whose runs straddle it leaves each arm's minority
+# out. Before: "f331665557e8" (studies 4 and 5, 2026-11-27).
+GRADER_OF_RUNNING_STUDIES = "5262f8943cce"
 
 
 def test_the_grading_modules_are_the_ones_running_studies_record():
@@ -278,3 +280,20 @@ def test_grader_version_and_the_pure_fingerprint_agree():
     assert grader_fingerprint(src, "0.1.25") != grader_fingerprint(src, None)
     with pytest.raises(ValueError, match="gsm8k.py"):
         grader_fingerprint({n: b"" for n in _GRADER_MODULES if n != "gsm8k.py"}, gym)
+
+
+@pytest.mark.parametrize("text, gold, right", [
+    ("Result: 56 km. Day 1: 20 km, day 2: 36 km.", "56", True),  # a labelled result, then its working
+    ("Final result is 42 dollars. We had 10 then 32.", "42", True),
+    ("First 20 + 16: the result is 36. Adding 20 gives 56.", "56", True),  # "the result is" mid-working: no marker
+    ("The answer is 12. Or 13 if we count Tom.", "12", False),  # a hedge in the next sentence
+    ("The answer is 12. Or 13 if we count Tom.", "13", False),
+    ("The answer is 12. Or 12, written again.", "12", True),  # one number twice commits to it
+    ("There are 3,5 kg left.", "3.5", True),  # a decimal comma before a unit, in free text
+    ("It costs 1,25 € in all.", "1.25", True),
+    ("We bought 3,5 and 7 eggs.", "7", True),  # no unit: "3,5" may be a list; the last number
+])
+def test_issue_83s_grader_rules(text, gold, right):
+    """Issue 83: an answer first and the working after, a hedge in the next sentence, a decimal comma in free text.
+    Each rule's ambiguous side is decided and documented in the module's docstring."""
+    assert is_correct(text, gold) is right

@@ -5,14 +5,17 @@ canonical number string, or ``None``. Where it looks:
 
 1. answer markers: ``#### ...`` lines (GSM8K's own format), the last ``\\boxed{...}`` (braces may
    nest: ``\\boxed{\\frac{1}{2}}``, ``\\boxed{1{,}000}``) and "the answer is ..." (also
-   "answer: ...", "answer = ...", case-insensitive, even when one line holds two). The marker that
+   "answer: ...", "answer = ...", case-insensitive, even when one line holds two; since issue 83 also a
+   labelled "Result: ..." and "final result is ...", so an answer given first and worked after is read:
+   "Result: 56 km. Day 1: 20 km, day 2: 36 km." → 56; "the result is" inside the working is no marker). The marker that
    comes **last in the text** wins, whatever its kind (an "answer is" phrase only if it holds a number; a
    ``####`` line or a box that holds no readable number means no answer): a completion that boxes 24
    and then says "that is wrong; the answer is 25" answered 25;
 2. a completion with no marker and no words (letters outside LaTeX commands), such as ``4 1/2``,
    ``2^3`` or ``10-3=7``, is read as one marker fragment;
-3. fallback: the last number anywhere in the text (a mixed number "7 1/2" and a magnitude in words,
-   "worth $3.5 billion", are one number there too; ranges are not read as hedges outside a marker:
+3. fallback: the last number anywhere in the text (a mixed number "7 1/2", a magnitude in words,
+   "worth $3.5 billion", and since issue 83 a decimal comma before a unit of measure, "3,5 kg" → 3.5, are one
+   number there too; without a unit "3,5" may be a list and stays two numbers; ranges are not read as hedges outside a marker:
    "from 3 to 5 apples" reads 5); in a text with no digit at all, the last number written in words
    ("so there are thirty-six eggs" → 36).
 
@@ -21,8 +24,8 @@ four readings: a worked expression is read after its last "=" ("#### 3 + 4 = 7" 
 expression up to the first word after its first number, so working shown after the answer is not the
 answer ("The answer is 18. This is because 16 - 3 - 4 = 9 ..." → 18); a fragment that starts with
 "not" skips the negated number ("the answer is not 5, it is 6" → 6); a hedge between two numbers
-commits to neither ("either 5 or 6", "5, or maybe 6" → no answer, whatever the other markers say: a
-reward that accepted it would teach a policy to hedge), and so does a range ("5-7 days", "4 to 6",
+commits to neither ("either 5 or 6", "5, or maybe 6", and since issue 83 an alternative in the next sentence, "12. Or 13 if we count Tom." → no
+answer, whatever the other markers say: a reward that accepted it would teach a policy to hedge), and so does a range ("5-7 days", "4 to 6",
 "from 100 to 120", "between 8 and 10"), but one number spelt twice commits to it ("0.25 or 1/4" →
 0.25); a fragment that only denies a number ("the answer is not 9.") is no answer either; a fragment
 with no digit is read as number words ("#### five" → 5, "twenty-one", "one hundred and five", "a
@@ -93,7 +96,8 @@ _FRAC_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*\{\s*(" + _MARKED_NUM + r
 _MARKED_RE = re.compile(r"(" + _MARKED_NUM + r")(?:\s*/\s*(" + _BODY + r"))?")
 _HASH_RE = re.compile(r"####[ \t]*([^\n]*)")
 _BOXED_RE = re.compile(r"\\boxed\s*\{")
-_ANSWER_IS_RE = re.compile(r"answer\s*(?:is|:|=)\s*:?", re.IGNORECASE)
+_ANSWER_IS_RE = re.compile(r"(?:answer\s*(?:is|:|=)|\bresult\s*:|\bfinal\s+result\s*(?:is|:|=))\s*:?",
+                           re.IGNORECASE)  # issue 83: "Result: 56 km. Day 1: 20 km, ..." answered 56
 _NUM = r"(" + _MARKED_NUM + r")"
 _EXP = r"\^\s*(?:\{\s*([-+−]?\d{1,3})\s*\}|([-+−]?\d{1,3})(?!\d))"  # an exponent: ^3, ^{10}, ^{-2}
 _FRAC_SHORT_RE = re.compile(r"(?:([-+−])\s*)?\\[dt]?frac\s*(\d)\s*(\d)")  # \frac34: one-digit arguments
@@ -127,6 +131,11 @@ _SENTENCE_END_RE = re.compile(r"\.(?=\s)")
 _NUM_START = r"(?<![\d.,])(?<!\d[ \u2009\u202f])"
 _SCI_RE = re.compile(_NUM_START + _NUM + r"\s*(?:\\times|×|\\cdot|\*)\s*10\s*" + _EXP)
 _POW_RE = re.compile(_NUM_START + _NUM + r"\s*" + _EXP)
+_DECIMAL_COMMA_FREE_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,])"
+                                    r"(?=[ \t]*(?:(?:kg|g|km|m|cm|mm|l|ml|lb|lbs|oz|kilo\w*|litre\w*|liter\w*|"
+                                    r"meter\w*|metre\w*|euros?|dollars?|hours?)\b|%|€|£))", re.IGNORECASE)
+# in free text a decimal comma is read only before a unit of measure ("3,5 kg", issue 83); elsewhere "3,5" may be a
+# list of two numbers
 _DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(" + _SIGN + r"\d+),(\d{1,2})(?![\d,])")
 # "either 5 or 6", "5 or 6": a hedge between two numbers commits to neither
 _HEDGE_RE = re.compile(r"[ \t]*(?:,[ \t]*)?or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?(?=[-+−$]?\.?\d)", re.IGNORECASE)
@@ -141,6 +150,8 @@ _MARGIN_RE = re.compile(r"[ \t]*(?:±|\+/-|\+-|\\pm)")
 _QUESTION_RE = re.compile(r"[ \t]*\?")
 _ALTERNATIVE_RE = re.compile(r"[ \t]*,?[ \t]*(?:but|though|although|or)[ \t]+(?:it[ \t]+|that[ \t]+)?(?:could|might|may)"
                              r"(?:[ \t]+also)?[ \t]+be[ \t]+(?=[-+−$]?\.?\d)", re.IGNORECASE)
+_OR_NEXT_RE = re.compile(r"[ \t]*[.;!][ \t]*or[ \t]+(?:maybe[ \t]+|perhaps[ \t]+)?(?=[-+−$]?\.?\d)",
+                         re.IGNORECASE)  # issue 83: "The answer is 12. Or 13 if we count Tom." commits to neither
 _AND_NUM_RE = re.compile(r"[ \t]+and[ \t]+(?=[-+−$]?\.?\d)", re.IGNORECASE)
 # a correction in the same line commits to the corrected number: "45. Wait, no: 54", "8, sorry, I mean 9"
 _CORRECTION_RE = re.compile(r"\b(?:wait|sorry|actually|correction|i[ \t]+mean|i[ \t]+meant|scratch[ \t]+that)\b"
@@ -487,7 +498,7 @@ def _marked_number(fragment: str, depth: int = 0) -> str | None:
             value = _marked_number(fragment[percent.end():], depth + 1)
             if value is not None:
                 return value
-        for pattern in (_HEDGE_RE, _ALTERNATIVE_RE, _AND_NUM_RE):
+        for pattern in (_HEDGE_RE, _ALTERNATIVE_RE, _AND_NUM_RE, _OR_NEXT_RE):
             hedge = pattern.match(fragment, end)
             if hedge:  # "5 or 6", "18, but it might be 20", "4 and 9": no single answer; "0.25 or 1/4" names one
                 other = min(_candidates(fragment[hedge.end():]), key=lambda c: c[:2], default=None)  # number twice
@@ -517,6 +528,8 @@ def _last_number(text: str) -> tuple[str | None, int]:
         scaled = _scaled(text, m)
         if scaled is not None:
             ends.append((scaled[0], -m.start(), canonical(scaled[1])))
+    for m in _DECIMAL_COMMA_FREE_RE.finditer(text):  # "3,5 kg" is 3.5 (issue 83)
+        ends.append((m.end(), -m.start(), normalize_number(f"{m.group(1)}.{m.group(2)}")))
     last = max(ends, default=None)
     for m in _NUM_RE.finditer(text):
         if last is None or m.end() > last[0]:
