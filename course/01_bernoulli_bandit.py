@@ -116,7 +116,7 @@ assert 0.45 < rate_at_p001[Gs.tolist().index(64)] < 0.6  # G = 64: still about h
 assert gl.degeneracy_rate(0.5, 8) < 0.01  # but a p = 0.5 prompt almost never starves at G = 8
 
 # %% [check]
-checks.check_prediction(my_prediction(), float(rate_at_p001[Gs.tolist().index(16)]),
+checks.check_prediction(my_prediction, float(rate_at_p001[Gs.tolist().index(16)]),
                         "degenerate fraction at p = 0.01, G = 16", tol=0.05, fraction=True)
 
 # %% [markdown]

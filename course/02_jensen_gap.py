@@ -142,7 +142,7 @@ print(f"predicted at G = 4: {pred4:.3f}; reported: 0.69; lower bound for any pop
 assert pred4 >= bound
 
 # %% [check]
-checks.check_prediction(my_prediction(), pred4, "degenerate fraction at G = 4 (population fitted at G = 2)",
+checks.check_prediction(my_prediction, pred4, "degenerate fraction at G = 4 (population fitted at G = 2)",
                         tol=0.05, fraction=True)
 
 # %% [markdown]

@@ -112,7 +112,7 @@ for g in (4, 8, 16, 64):
     assert gl.drgrpo(r, g)[0].item() < 1
 
 # %% [check]
-checks.check_prediction(my_prediction(), gl.grpo(torch.tensor([1.0] + [0.0] * 15), 16)[0].item(),
+checks.check_prediction(my_prediction, gl.grpo(torch.tensor([1.0] + [0.0] * 15), 16)[0].item(),
                         "GRPO advantage of one success in G = 16", tol=0.1)
 
 # %% [markdown]

@@ -267,7 +267,7 @@ print(f"at p_floor = 0.01 the estimators differ: {min(mid, key=mid.get)} {min(mi
       f"... {max(mid, key=mid.get)} {max(mid.values()):.2f}")
 
 # %% [check]
-checks.check_prediction(my_prediction(), by_floor[0.05]["grpo"][0], "GRPO: share of p = 0.05 prompts lifted above 0.5",
+checks.check_prediction(my_prediction, by_floor[0.05]["grpo"][0], "GRPO: share of p = 0.05 prompts lifted above 0.5",
                         tol=0.15, fraction=True)
 
 # %% [markdown]

@@ -98,7 +98,7 @@ checks.check_reward_function(my_reward)
 # settings and counts. Here a sixth (smoke mode) to a third (the full run, and `grpo-lab compare`'s
 # defaults) of the distinct evaluation problems are also in the training pool, so the evaluation
 # is **not held out**: it measures the problem space, training problems included
-# (`RunConfig(disjoint=True)` splits it; lesson 12).
+# (`RunConfig(disjoint=True)` splits it; lesson 15).
 
 # %%
 ov = overlap(BASE)
@@ -163,7 +163,7 @@ assert all(row["starvation/frac_nonzero_adv"] == 1.0 for row in probe["sign"]["h
 print("logged keys:", sorted(k for k in probe["grpo"]["history"][0] if k.startswith("starvation/")))
 
 # %% [check]
-checks.check_prediction(my_prediction(), probe["grpo"]["history"][0]["starvation/frac_nonzero_adv"],
+checks.check_prediction(my_prediction, probe["grpo"]["history"][0]["starvation/frac_nonzero_adv"],
                         "fraction of completions with A != 0 at step 1", tol=0.15, n=BASE.prompts_per_step,
                         fraction=True)
 

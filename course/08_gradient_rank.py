@@ -214,7 +214,7 @@ display(viz.erank_vs_group_size(GS, panels, title=f"Effective rank of the batch 
 assert verdict == "against the claim"  # what the conclusion below says; it fails if the numbers change
 
 # %% [check]
-checks.check_prediction(my_prediction(), update_erank["start"][BLOCKS[0]][-1],
+checks.check_prediction(my_prediction, update_erank["start"][BLOCKS[0]][-1],
                         f"GRPO batch-update effective rank, {BLOCKS[0]}, G = {GS[-1]}, start", tol=1.0)
 
 # %% [markdown]

@@ -90,7 +90,7 @@ assert exact > naive  # always: see below
 assert abs(rounds.mean() - exact) <= 3 * se + 0.2, (rounds.mean(), exact)
 
 # %% [check]
-checks.check_prediction(my_prediction(), float(rounds.mean()), "rounds per step of dynamic sampling", tol=0.4)
+checks.check_prediction(my_prediction, float(rounds.mean()), "rounds per step of dynamic sampling", tol=0.4)
 
 # %% [markdown]
 # `1 / (1 − D)` is the number of *groups* one informative group costs. A step needs its batch *full*,

@@ -5,11 +5,20 @@ reference implementation, itself tested against closed forms) and raises
 ``AssertionError`` naming the first case that differs, e.g.
 ``group 0 (k=0 of G=4, all wrong) should get -1 under sign; your function gave 0``.
 On success it prints one line with the number of cases checked.
+
+An exercise not yet done (its stub still raises the builder's ``NotImplementedError("exercise 01.1: replace this
+line with your code")``) is not a failure: the check prints one line, "exercise 01.1 not done yet: fill in
+`my_degeneracy_rate`", and the notebook goes on, so a student can run a whole exercises notebook before starting
+(issue 81). A later cell that needs an exercise's result takes :func:`yours_or`, which falls back to the library's
+reference and says so. nbgrader's own stub (an empty ``NotImplementedError()``) still fails its check: an
+unanswered exercise earns no point.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 
 import torch
 
@@ -20,6 +29,70 @@ from .starvation import degeneracy_rate, jensen_gap
 
 def _fmt(x) -> str:
     return f"{float(x):.4g}"
+
+
+_STUB = re.compile(r"exercise (\S+): replace this line with your code")
+
+
+def stub_exercise(error: BaseException) -> str | None:
+    """The exercise whose unfinished stub raised ``error`` ("01.1"), or None for any other error (a student's own
+    ``NotImplementedError``, nbgrader's empty stub)."""
+    m = _STUB.fullmatch(str(error)) if isinstance(error, NotImplementedError) else None
+    return m.group(1) if m else None
+
+
+def _name(fn, error: BaseException | None = None) -> str:
+    """The student's function's name: the function that raised the stub's error (a check may be handed a lambda
+    that calls it), else ``fn``'s own name."""
+    tb = error.__traceback__ if error is not None else None
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_code.co_name if tb is not None else getattr(fn, "__name__", None)
+    return name if name and not name.startswith("<") else (getattr(fn, "__name__", None) or "your answer")
+
+
+_SAID: dict = {}  # exercise -> when its "not done yet" line was last printed (one line a cell, not one a check call)
+
+
+def exercise(check):
+    """A check that says "not done yet" for an exercise whose stub is still in place, instead of a traceback; any
+    other error (a wrong answer's AssertionError, a bug) goes through unchanged."""
+    @functools.wraps(check)
+    def run(fn, *args, **kwargs):
+        import time
+
+        try:
+            return check(fn, *args, **kwargs)
+        except NotImplementedError as e:
+            which = stub_exercise(e)
+            if which is None:
+                raise
+            if time.monotonic() - _SAID.get(which, -10.0) > 2.0:
+                print(f"exercise {which} not done yet: fill in `{_name(fn, e)}`")
+            _SAID[which] = time.monotonic()
+            return None
+    return run
+
+
+def yours_or(fn, reference, what: str | None = None):
+    """``fn`` (a student's function) where its exercise is done, else ``reference`` (the library's), saying so once
+    in one line: the cells after an unfinished exercise run on the reference (issue 81)."""
+    said = []
+
+    @functools.wraps(reference)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except NotImplementedError as e:
+            which = stub_exercise(e)
+            if which is None:
+                raise
+            if not said:
+                said.append(True)
+                print(f"exercise {which} not done yet: this cell uses {what or _name(reference)} instead of "
+                      f"`{_name(fn, e)}`")
+            return reference(*args, **kwargs)
+    return call
 
 
 # The functions whose check passed in this process, by check name: a training cell that runs a student's function
@@ -33,6 +106,7 @@ def _ok(name: str, n: int, fn=None) -> None:
     print(f"✓ {name}: all {n} cases match the reference")
 
 
+@exercise
 def check_degeneracy_rate(fn) -> None:
     """Exercise 01.1: ``fn(p, G)`` must return ``p**G + (1 - p)**G``."""
     n = 0
@@ -46,6 +120,7 @@ def check_degeneracy_rate(fn) -> None:
     _ok("degeneracy_rate", n)
 
 
+@exercise
 def check_real_and_iid(fn) -> None:
     """Exercise 02.1: ``fn(p, G)`` returns ``(real, iid)`` degeneracy for per-prompt rates ``p``."""
     cases = [([0.0, 0.0, 0.5, 1.0], 2), ([0.2] * 5, 4), ([0.0] * 575 + [0.5] * 425, 2), ([0.1, 0.9], 8)]
@@ -64,6 +139,7 @@ def _describe(k: int, G: int) -> str:
     return f"k={k} of G={G}, {kind}"
 
 
+@exercise
 def check_estimator(fn, method: str, **options) -> None:
     """Exercise 03.1: ``fn(rewards [B, G], G)`` must equal ``compute_advantages(.., method)``.
 
@@ -111,6 +187,7 @@ def failure_descent_mc(logits: torch.Tensor, G: int, n_groups: int, generator) -
     return z.grad
 
 
+@exercise
 def check_failure_descent(fn, G: int = 4, n_groups: int = 200_000, seed: int = 0) -> None:
     """Exercise 03.3: ``fn(logits, G, n_groups, generator)`` returns a Monte Carlo estimate of the
     expected gradient (w.r.t. ``logits``) of the Sign loss restricted to all-fail groups.
@@ -141,6 +218,7 @@ def check_failure_descent(fn, G: int = 4, n_groups: int = 200_000, seed: int = 0
           f"allows {rtol:.1%})")
 
 
+@exercise
 def check_policy_gradient(fn) -> None:
     """Exercise 04.1: ``fn(logits [P, A], actions [P, G], adv [P, G])`` is the tabular REINFORCE direction.
 
@@ -167,6 +245,7 @@ def check_policy_gradient(fn) -> None:
     _ok("policy_gradient", P * A)
 
 
+@exercise
 def check_reward_function(fn) -> None:
     """Exercise 05.1: ``fn(prompts, completions, answer, **kwargs)`` is TRL's reward signature with the
     GSM8K grader's answer rules: a list of 0.0/1.0, one per completion."""
@@ -214,8 +293,9 @@ def real(x, what: str) -> float:
 LUCKY_METHODS = ("grpo", "drgrpo", "rloo", "sign", "maxrl")
 
 
+@exercise
 def check_lucky_advantage(fn) -> None:
-    """Exercise 11.2: ``fn(G, method)`` returns ``(A_success, A_failure)``: the advantages of the one success and of
+    """Exercise 14.2: ``fn(G, method)`` returns ``(A_success, A_failure)``: the advantages of the one success and of
     each of the G - 1 failures in a group with exactly one success, under ``method``; compared with
     :func:`grpo_lab.compute_advantages` on ``[1, 0, ..., 0]`` (a tolerance of 1e-3 covers GRPO's eps = 1e-4, so a
     closed form, a loop and a vectorised computation all pass). Names the first case that differs."""
@@ -245,6 +325,7 @@ def check_lucky_advantage(fn) -> None:
     _ok("lucky_advantage", n)
 
 
+@exercise
 def check_prediction(predicted, measured: float, name: str, tol: float, n: int | None = None,
                      fraction: bool = False, source: str = "the run") -> None:
     """A predict-first exercise: compare the number predicted *before* a run with the one it measured.
@@ -258,6 +339,8 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
     the noise of what it is compared with. ``source`` says where the measured value comes from ("the run": this
     notebook measured it; "the shipped study", for a value read from data shipped with the package).
     """
+    if callable(predicted):  # the prediction function itself: an unfinished one says "not done yet" (@exercise)
+        predicted = predicted()
     predicted = real(predicted, f"{name}: give your prediction as a number")
     try:  # issue 83: the measured value and the window are the notebook's, not the student's: a damaged one is a
         measured = real(measured, f"{name}: the measured value")  # ValueError naming it, never a verdict
@@ -286,6 +369,7 @@ def check_prediction(predicted, measured: float, name: str, tol: float, n: int |
     print(f"{name}: you predicted {predicted:.3f}, {source} measured {measured:.3f} ({verdict} ±{tol:.2g}{why}).")
 
 
+@exercise
 def check_group_advantages(fn) -> None:
     """Exercise 05.3 (build it): ``fn(rewards, G)`` is GRPO's advantage for flat rewards in TRL's layout:
     ``(r - group mean) / (group std + 1e-4)``, std with G - 1 in the denominator (Bessel, as TRL)."""
@@ -309,6 +393,7 @@ def check_group_advantages(fn) -> None:
     _ok("group-normalised advantage", len(cases), fn)
 
 
+@exercise
 def check_grpo_loss(fn) -> None:
     """Exercise 05.4 (build it): ``fn`` is the clipped, masked GRPO loss of :func:`grpo_lab.loss.grpo_loss`.
 
@@ -360,6 +445,7 @@ def check_grpo_loss(fn) -> None:
     _ok("clipped, masked GRPO loss (values and gradients)", len(cases), fn)
 
 
+@exercise
 def check_success_hist(fn) -> None:
     """Exercise 05.6: ``fn(rewards, G)`` returns, for k = 0 … G, how many groups had k correct completions."""
     from .starvation import batch_metrics
@@ -377,6 +463,7 @@ def check_success_hist(fn) -> None:
     _ok("success histogram", len(cases))
 
 
+@exercise
 def check_effective_rank(fn) -> None:
     """Exercise 08.1: ``fn(M)`` is the entropy effective rank exp(H(s / sum s)) of a matrix."""
     from .gradrank import effective_rank
@@ -393,6 +480,7 @@ def check_effective_rank(fn) -> None:
     _ok("effective_rank", len(cases))
 
 
+@exercise
 def check_pass_at_k(fn) -> None:
     """Exercise 07.1: ``fn(n, c, k)`` is the unbiased pass@k, 1 - C(n-c, k) / C(n, k), for integers."""
     cases = [(10, 0, 1), (10, 10, 5), (10, 3, 1), (10, 3, 2), (10, 3, 8), (16, 1, 16), (16, 15, 2), (5, 2, 4),
@@ -405,6 +493,7 @@ def check_pass_at_k(fn) -> None:
     _ok("pass_at_k", len(cases))
 
 
+@exercise
 def check_group_filter(fn) -> None:
     """Exercise 09.2 (build it): ``fn(rewards, G)`` says, per group, whether dynamic sampling keeps it: the
     group's rewards are not all equal (:func:`grpo_lab.starvation.filter_groups`). Flat rewards in TRL's
@@ -514,6 +603,7 @@ def _triple(x, what: str):
     return real(d, what), real(lo, what), real(hi, what)
 
 
+@exercise
 def check_welch(fn) -> None:
     """Exercise 10.2: ``fn(a, b)`` is the difference of two means over seeds with its 95% Welch interval,
     ``(d, lo, hi)``. Two conventions for the degrees of freedom are right: the smaller sample's n - 1 (grpo-lab's,
@@ -538,6 +628,7 @@ def check_welch(fn) -> None:
     _ok("Welch interval", len(cases), fn)
 
 
+@exercise
 def check_holm(fn) -> None:
     """Exercise 10.3: ``fn(pvalues, alpha)`` returns, in the input's order, which hypotheses Holm's step-down
     procedure rejects at family-wise ``alpha``."""
@@ -560,6 +651,20 @@ def check_holm(fn) -> None:
     _ok("Holm's correction", len(cases), fn)
 
 
+def bound_reference(a, b, m) -> float:
+    """The library's answer to exercise 10.4: the upper end of the interval at confidence ``1 - 0.05/m`` (the
+    smaller sample's n - 1 df)."""
+    return _welch(a, b, 1 - 0.05 / m)[2]
+
+
+def seeds_reference(a, b, alpha: float = 0.05) -> int | None:
+    """The library's answer to exercise 10.5 (:func:`grpo_lab.stats.seeds_needed`)."""
+    from .stats import seeds_needed
+
+    return seeds_needed(a, b, alpha=alpha)
+
+
+@exercise
 def check_bound(fn) -> None:
     """Exercise 10.4: ``fn(a, b, m)`` is the largest advantage of ``a`` over ``b`` that a study of ``m`` planned
     comparisons still leaves open at family-wise 95%: the upper end of the Welch interval at confidence
@@ -580,6 +685,7 @@ def check_bound(fn) -> None:
     _ok("the bound a null sets", len(cases), fn)
 
 
+@exercise
 def check_seeds_needed(fn) -> None:
     """Exercise 10.5: ``fn(a, b, alpha)`` is how many seeds per method a two-sided test at ``alpha`` needs for 80%
     power against a difference the size of ``mean(a) - mean(b)``, from the pooled spread: the smallest n with
@@ -608,16 +714,17 @@ def check_seeds_needed(fn) -> None:
     _ok("seeds needed", len(cases), fn)
 
 
-# --------------------------------------------------------------------------- lesson 12: a study's plan
+# --------------------------------------------------------------------------- lesson 15: a study's plan
 
+@exercise
 def check_study_plan(plan, most_runs: int = 24, most_steps: int = 8) -> None:
-    """Exercise 12.2: ``plan`` (a function returning the text, or the text) is a plan file (TOML) for a small study
+    """Exercise 15.2: ``plan`` (a function returning the text, or the text) is a plan file (TOML) for a small study
     of the tiny LM that ``grpo-lab study`` can read: at least two methods, at least two learning rates, at least
     three seeds, a primary measure and a correction, and small enough to run in this lesson (at most ``most_runs``
     runs of at most ``most_steps`` steps). Any valid plan passes; a plan the study engine refuses fails with the
     engine's own message (no primary measure, a comparison that names no arm, a verdict asked of an exploratory
     reading, a confounded comparison naming the settings its arms differ in, an unknown field, ...). A plan without
-    a manipulation check passes with a note. A function that passes is the one lesson 12's run cell uses."""
+    a manipulation check passes with a note. A function that passes is the one lesson 15's run cell uses."""
     import tempfile
     from pathlib import Path
 

@@ -20,14 +20,17 @@ from .sampling import get_sampling
 
 DEFAULT_ESTIMATORS = ("grpo", "drgrpo", "rloo", "sign", "avspo", "dapo", "grpo+drop", "grpo+skip")
 # --quick: what the tests run; about half a minute on 2 CPU cores (measured 2026-11-22)
+# dtype="auto" in every --quick: bfloat16 where the CPU has bf16 units (AMX, avx512_bf16), float32 where it has
+# none, the pace line saying which ran and why (issue 81: profile --quick took 6:57 in float32 and 2:48 in bf16 on an
+# AMX CPU, with the same degeneracy numbers); a study keeps the dtype its plan declares
 QUICK = dict(estimators=("grpo", "sign"), seeds=(0, 1), steps=8, prompts_per_step=8, eval_problems=40,
-             eval_samples=8, train_problems=500)
+             eval_samples=8, train_problems=500, dtype="auto")
 # --quick with a real model (--policy smollm2, a hub id or a path): a task it can learn (single-digit sums: about
 # 0.6 of SmolLM2's groups of 4 start degenerate, so some carry a signal), the token budget that task needs, a
 # handful of steps and a small evaluation. The tiny LM's arithmetic and an instruct model's 256 new tokens took
 # 1,026 s for one run of SmolLM2 and trained nothing (every group all-fail).
 QUICK_REAL = dict(estimators=("grpo", "sign"), seeds=(0, 1), steps=4, prompts_per_step=4, eval_problems=32,
-                  eval_samples=4, train_problems=256, max_completion_length=32,
+                  eval_samples=4, train_problems=256, max_completion_length=32, dtype="auto",
                   task="gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=1")
 
 
@@ -50,7 +53,7 @@ PROFILE_OPTIONS = (
 )
 # --quick: fewer problems, never fewer tokens (a 64-token cap cut 87.5% of GSM-Symbolic's completions, and the
 # report then advised against reading it)
-PROFILE_QUICK = dict(eval_problems=8, eval_samples=8)
+PROFILE_QUICK = dict(eval_problems=8, eval_samples=8, dtype="auto")
 
 
 class UsageError(ValueError):

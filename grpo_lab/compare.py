@@ -67,7 +67,7 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
     for m in estimators:  # an unreadable method name fails here, before anything is trained
         base.with_run(m, 0).validate()
     if base.policy != "tabular":
-        from .runner import run_dtype
+        from .runner import run_dtype, train_precision
 
         run_dtype(base)  # bf16 that cannot train here (full fine-tuning, no bf16 on the device) fails before any work
     if base.policy != "tabular" and base.eval_samples < base.group_size:
@@ -436,7 +436,7 @@ def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, 
     total = (per_run + (eval_s or 0.0)) / max(1, workers)
     line = (f"pace on this machine ({where}): {steps_text}, so about {duration(per_run)} of training per run"
             + (f" and {duration(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
-               " (evaluation not included: the start's was read from disk)")
+               " (evaluation not included: the start's evaluation was not timed in this process)")
             + f"; about {duration(total * runs_left)} for the {runs_left} run{'s' * (runs_left != 1)} left"
             + (f" across {workers} workers" if workers > 1 else "") + ", training and evaluation")
     if advice and total * runs_left > 600 and steps > 1:  # more than ten minutes: say what would shorten it
@@ -452,7 +452,7 @@ def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, w
     import torch
     from transformers import TrainerCallback
 
-    from .runner import run_dtype
+    from .runner import run_dtype, train_precision
 
     class Pace(TrainerCallback):
         def __init__(self):
@@ -467,7 +467,9 @@ def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, w
             if len(self.stamps) == min(3, base.steps + 1):
                 gaps = [b - a for a, b in zip(self.stamps, self.stamps[1:])]
                 device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
-                where = f"{device}, {torch.get_num_threads()} torch thread(s), {run_dtype(base)[0]}"
+                dtype, why = run_dtype(base)
+                where = (f"{device}, {torch.get_num_threads()} torch thread(s), {dtype} weights ({why}), "
+                         f"training in {train_precision()[1]}")
                 echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s, where,
                                workers, advice))
 

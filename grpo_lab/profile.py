@@ -178,21 +178,30 @@ def _profile(out: Path, cfg: RunConfig, conf: dict, progress: bool, echo, batch_
     return write_profile_report(out, cfg, conf, share)
 
 
+SMOKE_PROBLEMS = 50  # a profile of fewer problems opens with a smoke banner
+
+
 def _pace_line(secs: float, problems: int, left: int, cfg: RunConfig, threads: int, dtype: str,
                new_tokens: int) -> str:
     """What a chunk took on this machine and what the rest will take at that pace (issue 61: a profile says how long
-    it will run where it runs, since the project's machines differ by several-fold)."""
+    it will run where it runs, since the project's machines differ by several-fold); the dtype with why it ran
+    (issue 81)."""
     per = secs / max(problems, 1)
-    return (f"pace on this machine ({threads} thread(s), {dtype}, {cfg.generation}): {secs:.0f} s for {problems} "
+    return (f"pace on this machine ({threads} thread(s), {_dtype_words(cfg, dtype)}, {cfg.generation}): {secs:.0f} s for {problems} "
             f"problems x {cfg.eval_samples} samples ({new_tokens / max(secs, 1e-9):.0f} new tokens/s), so about "
             f"{duration(per * left)} for the {left} problems left; a shorter profile: --problems N (each problem "
             f"{per:.0f} s here), or stop it and finish later with --resume")
 
 
+def _dtype_words(cfg: RunConfig, dtype: str) -> str:
+    """The dtype that sampled and why (issue 81: ``--quick`` takes bfloat16 where the CPU has bf16 units)."""
+    return f"{dtype}: {run_dtype(cfg, train=False)[1]}"
+
+
 def _pilot_line(secs: float, problems: int, cfg: RunConfig, threads: int, dtype: str) -> str:
     """A one-chunk profile's forecast from one problem sampled alone first (its samples are not used: every call
     reseeds the sampler, so the profile's own samples are the same with or without the pilot)."""
-    return (f"pilot on this machine ({threads} thread(s), {dtype}, {cfg.generation}): one problem x "
+    return (f"pilot on this machine ({threads} thread(s), {_dtype_words(cfg, dtype)}, {cfg.generation}): one problem x "
             f"{cfg.eval_samples} samples took {secs:.1f} s, so the {problems} problems will take at most about "
             f"{duration(secs * problems)} (sampled together they go faster); a shorter profile: --problems N")
 
@@ -347,8 +356,12 @@ def write_profile_report(out: Path, cfg: RunConfig, conf: dict, share: float = 0
     fig.savefig(out / "profile.png")
     g_share = s["smallest_G_for_share"]
     md = [f"# grpo-lab profile — {conf.get('created', '')}", "",
-          f"Command: `{conf.get('command') or 'grpo-lab profile'}`  ", "",
-          "## Settings", ""]
+          f"Command: `{conf.get('command') or 'grpo-lab profile'}`  ", ""]
+    if s["n_problems"] < SMOKE_PROBLEMS:  # issue 81: 8 problems were read as 0.938 [0.790, 1.000] without a word
+        md += [f"**A smoke profile**: {s['n_problems']} problems × {n} samples. Its intervals are wide and its numbers "
+               "move with the draw of problems: it shows that the pipeline runs and roughly how fast, not how starved "
+               "the model is. Drop `--quick` (200 problems × 16 samples) for a profile to read.", ""]
+    md += ["## Settings", ""]
     md += md_table(("setting", "value"), [*profile_settings(cfg).items(),
                                           ("weights", "; ".join(s["weights"]) or "n/a"),
                                           ("threads", ", ".join(map(str, s["threads"]))),

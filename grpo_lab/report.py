@@ -25,6 +25,8 @@ from .stats import fmt_ci, mean_ci, mean_ci_columns
 def duration(seconds: float) -> str:
     """A time for a person: seconds under a minute and a half, else minutes (the pace lines of ``compare``,
     ``study run`` and ``profile``: a 40 s forecast must not read "about 1 min", nor "0 min")."""
+    if seconds < 10:  # issue 81: a tiny run's pace read "about 0 s of training per run"
+        return f"{seconds:.1f} s" if seconds >= 0.1 else "under 0.1 s"
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
@@ -325,8 +327,10 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
                      f"grpo_lab {v.get('grpo_lab')}"),
         ("backend, device", f"{_distinct(results, 'backend')}; {_distinct(results, 'device')}"),
         ("weights", _distinct(results, "weights")), ("torch threads", _distinct(results, "threads")),
-        ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')}; training under bf16 "
-                           "autocast)"),
+        ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')})"),
+        ("training precision", _distinct(results, "precision_why") if any(r.get("precision_why") for rs in
+                                                                            results.values() for r in rs)
+         else "bf16 autocast (recorded before issue 81, when every CPU run trained under it)"),
         ("evaluation sampled in", _eval_sampling(results)),
         ("trainer settings", _trainer_line(results, read_json(out / "config.json").get("trainer_settings"))),
         ("grader", ", ".join(graders_of(start, results)))]

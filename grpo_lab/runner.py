@@ -92,7 +92,7 @@ def evaluate(model, tokenizer, problems, n_samples: int = 16, seed: int = 5, max
 def sample_signatures(tokenizer, sampled, problems) -> dict:
     """Over every sampled completion of an evaluation: the mean length in tokens and the shares that answer, repeat
     a number of the prompt as their answer, and answer without working (:func:`grpo_lab.tasks.signatures`; the
-    shortcut signs of issue 39, lesson 11)."""
+    shortcut signs of issue 39, lesson 14)."""
     from .tasks import signatures
 
     flat = [(c, p) for cs, p in zip(sampled, problems) for c in cs]
@@ -382,10 +382,10 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
     from trl import GRPOConfig
 
     cuda = torch.cuda.is_available()
-    # on a GPU: bf16 where supported, else fp16 (a T4); on a CPU: TRL's default (bf16 autocast), which every
-    # published grpo-lab comparison used
+    # on a GPU: bf16 where supported, else fp16 (a T4); on a CPU: bf16 autocast (TRL's default, which every published
+    # grpo-lab comparison used) where the CPU computes in bf16 natively, float32 where it does not (train_precision)
     precision = dict(bf16=torch.cuda.is_bf16_supported(), fp16=not torch.cuda.is_bf16_supported()) if cuda else \
-        dict(bf16=True, fp16=False)
+        dict(bf16=train_precision()[0], fp16=False)
     saving = dict(save_strategy="steps", save_steps=cfg.save_steps) if cfg.save_steps else dict(save_strategy="no")
     known = {f.name for f in dataclasses.fields(GRPOConfig)}
     wanted = dict(per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
@@ -410,6 +410,30 @@ def grpo_args(cfg: RunConfig, output_dir, progress: bool = False):
         if getattr(args, k) != v:
             setattr(args, k, v)
     return args
+
+
+def train_precision(cuda: bool | None = None, bf16: bool | None = None) -> tuple[bool, str]:
+    """``(bf16 autocast?, why)`` of a run's training on this machine. On a GPU: bf16 where supported (else fp16). On
+    a CPU: bf16 autocast where the CPU computes in bf16 natively (AVX-512 BF16, AMX, Arm BF16:
+    :func:`grpo_lab.policy.cpu_has_bf16`), float32 where it does not: there bf16 is emulated, and a SmolLM2
+    forward and backward of 16 x 100 tokens took 385 s against 27 s in float32 (an AVX2-only AMD EPYC core,
+    2026-11-29, issue 81), which made lesson 06's two CPU steps run past 15 minutes. Every result records the
+    path that ran (``trainer_settings``' bf16, and ``precision_why``); a comparison or study refuses to pool runs
+    trained on both."""
+    import torch
+
+    from .policy import cpu_has_bf16
+
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    if cuda:
+        ok = torch.cuda.is_bf16_supported()
+        return ok, "bf16 autocast (this GPU supports it)" if ok else "fp16 autocast (this GPU has no bf16)"
+    native = cpu_has_bf16() if bf16 is None else bf16
+    if native:
+        return True, "bf16 autocast (this CPU computes in bf16 natively)"
+    return False, ("float32, no autocast (this CPU has no native bf16 arithmetic" +
+                   (", so bf16 would be emulated, about 14x slower here)" if native is False else
+                    " that grpo-lab can detect)"))
 
 
 def trainer_settings(args) -> dict:
@@ -511,7 +535,8 @@ class LanguageModel:
                    steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
-                   dtype=info.dtype, dtype_why=dtype_why, generation=_generation_record(cfg.generation))
+                   dtype=info.dtype, dtype_why=dtype_why, precision_why=train_precision()[1],
+                   generation=_generation_record(cfg.generation))
         if request.evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate_policy(trainer.model, tok, cfg)

@@ -288,7 +288,7 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
       group in the batch and ``max_advantage_successes`` that group's correct completions (0/1 rewards);
     - ``near_degenerate_share``: the share of the update's weight (the sum of ``|A|`` over completions) carried by
       groups with exactly one success or exactly one failure (0/1 rewards): under GRPO one lucky success among
-      G - 1 failures gets ``(G - 1)/sqrt(G)`` (issue 39, lesson 11). None where no completion has an advantage.
+      G - 1 failures gets ``(G - 1)/sqrt(G)`` (issue 39, lesson 14). None where no completion has an advantage.
     """
     atol = as_number("atol", atol, low=0.0)
     g = group(rewards, G)

@@ -352,7 +352,7 @@ def sweep(xs, results: dict, xlabel: str, ylabel: str, title: str | None = None,
     dotted horizontal line (e.g. the starting policy's value). ``log=False``: a linear x axis (a setting that can
     be 0), each series dodged by ``dodge`` of the axis' span. A point may be NaN (a series without that setting).
     ``legend_below``: the legend under the axes instead of on them, for wide intervals that reach its corner (a
-    study's curve, lesson 10).
+    study's curve, lessons 12 and 13).
     """
     fig, ax = _fig(title=title or f"{ylabel} against {xlabel}")
     if reference is not None:
@@ -658,7 +658,7 @@ def sampling_cost(costs: dict, title: str | None = None) -> Figure:
 def changes_by_arm(panels: dict, colours: dict | None = None, ylabel: str = "change from the start",
                    title: str | None = None, floor: float = 0.05, same_scale: bool = False,
                    xlabel: str = "arm", width: float | None = None) -> Figure:
-    """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 11, the harm report):
+    """Per-seed changes from a shared start, one column per arm, one panel per measure (lesson 14, the harm report):
     ``panels[panel title][arm] = [change per seed]``. Dots are seeds; a diamond and bar the mean and its 95%
     t-interval over seeds (two seeds or more); a dotted line at 0 (no change). Every arm keeps its column, finished
     or not; the y axis spans at least ``±floor`` so a change of a few thousandths does not fill it, and with
@@ -822,7 +822,7 @@ def comparison_intervals(rows, margin: float | None = None, xlabel: str = "diffe
 
 
 def lucky_advantages(Gs, values: dict, title: str | None = None) -> Figure:
-    """One success in a group of G (lesson 11): ``values[method] = [(A_success, A_failure) per G]``. Two panels,
+    """One success in a group of G (lesson 14): ``values[method] = [(A_success, A_failure) per G]``. Two panels,
     the success's advantage (log axis: 0.5 to 15 share it) and each failure's (linear), each point where it is
     (exact values: no jitter, no error bars), one colour and marker per estimator; a method whose values equal an
     earlier one's in a panel says so in that panel's legend."""

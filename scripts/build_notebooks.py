@@ -447,7 +447,11 @@ def names_read(tree):
 
 
 def calls_outside_guards(tree):
-    """Names read outside a ``try`` whose handlers catch NotImplementedError (there a stub's error is handled)."""
+    """Names read outside what handles an unfinished stub: a ``try`` whose handlers catch NotImplementedError, or
+    an argument handed by name (or in a lambda) to a ``checks.*`` call (a check says "not done yet" for an unfinished
+    exercise, and
+    ``checks.yours_or`` falls back to the library's reference: grpo_lab.checks). ``checks.check(my_f())`` calls the
+    stub before the check runs, so that one counts."""
     out, todo = set(), [tree]
     while todo:
         node = todo.pop()
@@ -455,10 +459,16 @@ def calls_outside_guards(tree):
                 isinstance(n, ast.Name) and n.id in CATCHES for n in ast.walk(h.type)) for h in node.handlers):
             todo += node.handlers + node.orelse + node.finalbody
             continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "checks":
+            todo += [a for a in [*node.args, *(k.value for k in node.keywords)]
+                     if not isinstance(a, (ast.Name, ast.Lambda))]  # a lambda's body runs inside the check
+            continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             out.add(node.id)
         todo += list(ast.iter_child_nodes(node))
     return out
+
 
 def top_level_raise(tree):
     """a raise NotImplementedError not inside a def"""
@@ -472,19 +482,21 @@ def top_level_raise(tree):
     visit(tree, False)
     return bad
 
+
 def stub_problems(ex, sol) -> list[str]:
-    """Why executing the exercises notebook ``ex`` could fail other than at its stubs, given that its solutions
-    notebook ``sol`` runs clean (nbval runs it): read from the cells, not by executing them again. An exercise
-    cell differs from its solution only by stubs that raise NotImplementedError inside a function (so the cell
-    still defines the same names); a later cell that calls a stub outside a handler for that error fails with it
-    (allowed: that is the stub's message), and what such a cell would have assigned is missing, so no later cell
-    may read a name only such a cell defines. Empty when the exercises can fail only at their stubs."""
+    """Why executing the exercises notebook ``ex`` top to bottom before any exercise is done could stop, given that
+    its solutions notebook ``sol`` runs clean (nbval runs it): read from the cells, not by executing them again
+    (issue 81: an exercises notebook runs top to bottom unfinished). An exercise cell differs from its solution
+    only by stubs that raise NotImplementedError inside a function (so the cell still defines the same names); every
+    other cell hands a stub only to a check or to ``checks.yours_or`` (which handle the unfinished stub), never calls
+    it outside them; and every stub is handed to something (an exercise nobody runs is a problem). Empty when an
+    unfinished notebook runs to its end."""
     problems = []
     ec = [c for c in ex.cells if c.cell_type == "code"]
     sc = [c for c in sol.cells if c.cell_type == "code"]
     if len(ec) != len(sc):
         return [f"{len(ec)} code cells in the exercises, {len(sc)} in the solutions"]
-    stubs, poisoned, defined, failing = set(), set(), set(), 0
+    stubs, used = set(), set()
     for i, (e, s) in enumerate(zip(ec, sc)):
         src = "\n".join(l for l in e.source.splitlines() if not l.lstrip().startswith(("%", "!")))
         try:
@@ -501,25 +513,15 @@ def stub_problems(ex, sol) -> list[str]:
             if names_assigned(tree) != sol_defs:
                 problems.append(f"cell {i}: the stub defines {sorted(names_assigned(tree))}, the solution {sorted(sol_defs)}")
             stubs |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            defined |= names_assigned(tree)
             continue
-        stmts = [ast.Module(body=[st], type_ignores=[]) for st in tree.body]
-        first = next((k for k, st in enumerate(stmts) if calls_outside_guards(st) & stubs), None)
-        if first is not None:  # it fails with NotImplementedError at statement `first`: what it and later ones
-            for st in stmts[:first]:  # would assign is missing; what earlier ones assigned is there
-                defined |= names_assigned(st)
-                poisoned -= names_assigned(st)
-            poisoned |= set().union(*(names_assigned(st) for st in stmts[first:])) - defined
-            failing += 1
-        else:
-            lost = (names_read(tree) - names_assigned(tree)) & poisoned  # a name the cell sets itself is its own
-            if lost:
-                problems.append(f"cell {i} reads {sorted(lost)}, assigned only in a cell that fails at a stub")
-            poisoned -= names_assigned(tree)
-            defined |= names_assigned(tree)
+        used |= names_read(tree) & stubs
+        called = calls_outside_guards(tree) & stubs
+        if called:
+            problems.append(f"cell {i} calls {sorted(called)} outside a check: an unfinished exercise would stop the "
+                            "notebook there (hand it to its check, or take checks.yours_or(..., the library's))")
     if not stubs:
         problems.append("no stub: an exercises notebook without an exercise")
-    elif not failing:
+    elif not used:
         problems.append(f"no cell calls a stub ({', '.join(sorted(stubs))}): an exercise nobody runs")
     return problems
 

@@ -96,8 +96,9 @@ def test_each_check_passes_two_correct_answers_refuses_a_wrong_one_and_surfaces_
         assert "✓" in capsys.readouterr().out
     with pytest.raises(AssertionError):
         check(wrong)
-    with pytest.raises(NotImplementedError):
-        check(stub)
+    capsys.readouterr()
+    check(stub)  # issue 81: an unfinished exercise's check says so in one line, and the notebook goes on
+    assert "not done yet: fill in `stub`" in capsys.readouterr().out
 
 
 def test_a_check_refuses_a_string_that_looks_like_a_number():

@@ -105,7 +105,7 @@ def test_a_run_that_differs_is_named_by_its_first_step_and_key():
 
 
 def test_the_lucky_advantage_check_passes_every_correct_approach_and_names_the_first_wrong_case():
-    """Lesson 11's exercise: a closed form, a loop and the library (vectorised) pass, with numbers of any real type;
+    """Lesson 14's exercise: a closed form, a loop and the library (vectorised) pass, with numbers of any real type;
     the stub, the population std (numpy's default) and a swapped pair fail, each naming its case."""
     import math
 
@@ -140,7 +140,7 @@ def test_the_lucky_advantage_check_passes_every_correct_approach_and_names_the_f
         checks.check_lucky_advantage(fn)
 
     def stub(G, m):
-        raise NotImplementedError("exercise 11.1: replace this line with your code")
+        raise NotImplementedError("exercise 14.1: replace this line with your code")
 
     def population_std(G, m):
         if m != "grpo":

@@ -1,4 +1,4 @@
-"""Issue 48: lesson 10's statistics exercises (10.2-10.5) and lesson 12's plan check, each against the stub, a
+"""Issue 48: lesson 10's statistics exercises (10.2-10.5) and lesson 15's plan check, each against the stub, a
 typical wrong answer (refused, with the hint that names it) and two differently written right answers (both pass)."""
 
 import math
@@ -161,7 +161,7 @@ POOLED = '\n[[comparisons]]\na = "sign-high"\nb = "grpo-high"\n\n[[comparisons]]
 def test_the_lessons_own_plan_passes_the_check():
     from importlib import resources
 
-    checks.check_study_plan((resources.files("grpo_lab") / "data" / "lesson12_plan.toml").read_text())
+    checks.check_study_plan((resources.files("grpo_lab") / "data" / "lesson15_plan.toml").read_text())
 
 
 def test_study_plan_check():

@@ -104,3 +104,19 @@ def test_a_missing_extra_is_named(tmp_path):
                           "--policy", "smollm2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     named = "grpo-lab[real]" in res.stderr or "'real' extra" in res.stderr
     assert res.returncode == 2 and named and "Traceback" not in res.stderr, res.stderr[-2000:]
+
+
+def test_the_test_command_without_the_dev_extra_says_what_to_install():
+    """Issue 81: in a student's venv (the README's course set-up) `python -m pytest` stopped at "unrecognized
+    arguments: --nbval-lax -n" (pyproject's addopts). The repository's conftest.py now accepts those options and ends
+    the run with one line naming the extra. Simulated here by disabling the two plugins."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:nbval", "tests/test_stats.py"],
+                         cwd=root, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 4, res.stdout[-2000:] + res.stderr[-2000:]
+    assert 'needs the dev extra (pytest-xdist, nbval not installed): pip install -e ".[dev]"' in res.stdout + res.stderr
+    assert "unrecognized arguments" not in res.stdout + res.stderr

@@ -52,10 +52,12 @@ def test_short_forecasts_say_seconds_not_zero_minutes():
     from grpo_lab.profile import _pace_line, _pilot_line
     from grpo_lab.report import duration
 
-    assert [duration(s) for s in (0.4, 40, 89.4, 90, 600)] == ["0 s", "40 s", "89 s", "2 min", "10 min"]
+    assert [duration(s) for s in (0.04, 0.4, 9.6, 40, 89.4, 90, 600)] == ["under 0.1 s", "0.4 s", "9.6 s", "40 s", "89 s",
+                                                                        "2 min", "10 min"]  # issue 81: not "0 s"
     cfg = RunConfig(eval_samples=8)
     pace = _pace_line(8.0, 8, 4, cfg, 1, "float32", 400)  # 1 s a problem, 4 left
-    assert "about 4 s for the 4 problems left" in pace and "0 min" not in pace
+    assert "about 4.0 s for the 4 problems left" in pace and "0 min" not in pace
+    assert "float32: the default" in pace  # issue 81: the dtype that ran, and why
     pilot = _pilot_line(1.5, 8, cfg, 1, "float32")
     assert "at most about 12 s" in pilot and "0.2 min" not in pilot
     assert "at most about 20 min" in _pilot_line(150.0, 8, cfg, 1, "float32")

@@ -199,3 +199,33 @@ def test_a_one_chunk_profile_forecasts_its_time_from_a_pilot_that_changes_no_sam
     assert "pilot" not in capsys.readouterr().out
     a, b = (read_profile(next((tmp_path / x).glob("profile-*"))) for x in "ab")
     assert a["degenerate"] == b["degenerate"] and a["pass_at_k"] == b["pass_at_k"]
+
+
+def test_a_small_profile_opens_with_a_smoke_banner(tmp_path):
+    """Issue 81: a --quick profile read 8 problems as 0.938 [0.790, 1.000] without a word; a profile of fewer than
+    SMOKE_PROBLEMS problems now says it is a smoke run, and one of more does not."""
+    from grpo_lab.profile import SMOKE_PROBLEMS
+
+    assert main(["profile", "--out", str(tmp_path / "a"), "--problems", "20", "--samples", "4", "--no-progress"]) == 0
+    small = (next((tmp_path / "a").glob("profile-*")) / "report.md").read_text()
+    assert 20 < SMOKE_PROBLEMS and "**A smoke profile**: 20 problems × 4 samples" in small
+    assert small.index("**A smoke profile**") < small.index("## Settings")
+    assert main(["profile", "--out", str(tmp_path / "b"), "--problems", str(SMOKE_PROBLEMS), "--samples", "2",
+                 "--no-progress"]) == 0
+    assert "smoke profile" not in (next((tmp_path / "b").glob("profile-*")) / "report.md").read_text()
+
+
+@pytest.mark.parametrize("bf16, want", [(True, "bfloat16"), (False, "float32")])
+def test_the_quick_commands_take_the_cpus_fast_path_and_say_why(bf16, want):
+    """Issue 81: profile --quick and compare --quick ask for dtype "auto": bfloat16 on a CPU with bf16 units,
+    float32 on one without, each saying why; a study keeps the dtype its plan declares (its base, not --quick)."""
+    from grpo_lab.cli import PROFILE_QUICK, QUICK, QUICK_REAL
+    from grpo_lab.policy import resolve_dtype
+
+    assert PROFILE_QUICK["dtype"] == QUICK["dtype"] == QUICK_REAL["dtype"] == "auto"
+    dtype, why = resolve_dtype("auto", "smollm2", None, train=False, cuda=False, bf16=bf16)
+    assert dtype == want and why
+    if not bf16:
+        assert "no native bfloat16" in why
+    dtype, why = resolve_dtype("auto", "smollm2", 16, train=True, cuda=False, bf16=bf16)  # compare --quick: LoRA 16
+    assert dtype == want

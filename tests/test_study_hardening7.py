@@ -408,3 +408,21 @@ def test_an_all_equal_groups_autograd_zero_is_the_documented_convention(method):
         e = torch.zeros(4, dtype=torch.float64)
         e[i] = 1e-6
         torch.testing.assert_close(jac[:, i], (f(mixed + e) - f(mixed - e)) / 2e-6, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("where", ["[base]", "[arms.sign]"])
+def test_a_near_miss_of_a_field_gets_a_did_you_mean(tmp_path, where):
+    """Issue 81: `step = 4` in a plan got no hint."""
+    text = plan_text().replace(where + "\n", where + "\nstep = 4\n", 1)
+    (tmp_path / "plan.toml").write_text(text)
+    with pytest.raises(PlanError, match="did you mean 'steps'"):
+        read_plan(tmp_path / "plan.toml")
+
+
+def test_a_short_runs_pace_says_tenths_of_a_second_and_where_the_start_was_timed():
+    """Issue 81: a fresh tiny study's pace line said "about 0 s of training per run (... the start's was read from
+    disk)"."""
+    from grpo_lab.compare import pace_line
+    line = pace_line(0.2, 0.1, 4, 2, None, "CPU")
+    assert "about 0.5 s of training per run" in line and "read from disk" not in line
+    assert "0.3 s of evaluation" in pace_line(0.2, 0.1, 4, 2, 0.3, "CPU")

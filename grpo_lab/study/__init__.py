@@ -94,7 +94,7 @@ vLLM's engine before it left the random generators as they were) beside the auth
 ``grpo-lab compare --resume`` reads it: a damaged file, one holding another method or seed than its name says, a
 fingerprint that does not match its settings, a duplicate of another run, or a grader other than its arm's is left
 out and named. An extras module adds readings, never a verdict: its ``headline`` is printed as the authors'
-reading. Introduced with issue 47 (the second edition, conventions declared and re-read: issue 56); lesson 12
+reading. Introduced with issue 47 (the second edition, conventions declared and re-read: issue 56); lesson 15
 plans a study of its own.
 """
 

@@ -265,10 +265,19 @@ def _need(table: dict, key: str, kind, where: str, default=...):
     return value
 
 
+def _did_you_mean(name, allowed) -> str:
+    """"; did you mean 'steps'?" for a near miss (issue 81: `step = 4` got no hint), else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), sorted(allowed), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def _unknown(table: dict, allowed: set, where: str) -> None:
     extra = sorted(set(table) - allowed)
     if extra:
-        raise PlanError(f"{where}: unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+        raise PlanError(f"{where}: unknown field {extra[0]!r}{_did_you_mean(extra[0], allowed)} (allowed: "
+                        f"{', '.join(sorted(allowed))})")
 
 
 def _tables(raw: dict, key: str, w: str, allowed: set, shape: str):
@@ -413,8 +422,8 @@ def read_plan(path) -> Plan:
     base = dict(_need(raw, "base", dict, w, {}))
     bad = sorted(set(base) - RUN_FIELDS)
     if bad:
-        raise PlanError(f"{w}: [base]: {bad[0]!r} is not a setting of a run (RunConfig fields, less "
-                        f"{', '.join(PER_RUN)}, which a method or seed sets)")
+        raise PlanError(f"{w}: [base]: {bad[0]!r} is not a setting of a run{_did_you_mean(bad[0], RUN_FIELDS)} "
+                        f"(RunConfig fields, less {', '.join(PER_RUN)}, which a method or seed sets)")
     tasks = _need(raw, "tasks", dict, w, {})
     for alias, task in tasks.items():
         if not isinstance(task, str):

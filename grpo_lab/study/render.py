@@ -498,9 +498,10 @@ def study_data(study: Study) -> dict:
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
     the family is complete) and each exploratory one; the arm each selection chose; each hypothesis's judgement; each curve's points; each
-    correlation (Pearson's r, its interval, R²); and the headline. Written as JSON
+    correlation (Pearson's r, its interval, R²); every planned verdict under each alternative (``robustness``); the
+    plain lead and the headline. Written as JSON
     with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
-    change (lesson 10 reads study 4's)."""
+    change (lessons 12 and 13 read studies 4 and 5)."""
     from .readings import judge, varied_settings
 
     p = study.plan
@@ -538,12 +539,24 @@ def study_data(study: Study) -> dict:
                "lines": {line: [[_number(x), _number(m), _number(lo), _number(hi), n] for x, m, lo, hi, n in pts]
                          for line, pts in c.lines.items()},
                "arms": c.arms} for c in study.curves]  # "arms": each line's arm per point, in the points' order
+    robustness = []  # every planned verdict under each alternative (issue 80: a lesson reads why a verdict is fragile)
+    for row in study.robust:
+        if row.kind == "comparison":
+            name = row.what.spec.label
+            alts = {a: {"separated": x.apart, "d": _number(x.d), "lo": _number(x.lo), "hi": _number(x.hi),
+                        "why_not": x.why_not} for a, x in row.got.items()}
+        else:
+            name = row.what[0].name
+            alts = {a: {"verdict": x.verdict, "size_rule": x.size,
+                        "rule_interval": [_number(x.rule_lo), _number(x.rule_hi)]} for a, x in row.got.items()}
+        robustness.append({"kind": row.kind, "name": name, "flips": list(row.flips), "narrow": list(row.narrow),
+                           "alternatives": alts})
     return {"written_by": WRITTEN_BY, "title": p.title, "plan": _rel(p.path, _root(p.home)),
             "done": study.done, "total": study.total, "complete": study.complete,
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
             "selections": selections, "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
-            "correlations": correlations, "headline": headline(study)}
+            "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study)}
 
 
 def data_arm(data: dict, method: str, **settings) -> str:

@@ -173,7 +173,8 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
                 else:
                     echo(f"training {label} in {d}")
                     pace = () if trained or arm.config.policy == "tabular" else (  # issue 61: the pace, once
-                        pace_callback(arm.config, left, None, echo, workers=worker[1] if worker else 1, advice=False),)
+                        pace_callback(arm.config, left, START_SECONDS.get(d), echo, workers=worker[1] if worker else 1,
+                                      advice=False),)
                     train_run(d, arm.config, arm.method, seed, start, expected, progress, callbacks=pace)
                     record_plan(plan, d, arm.method, seed)
                     trained.append(label)
@@ -200,10 +201,16 @@ def prepare_dirs(plan: Plan, units_: list[tuple[str, int]], echo, evaluate: bool
             conf = _open(plan, d, [a for a in plan.arms.values() if train_dir(plan, a).resolve() == d], echo)
             if evaluate:
                 _share_start(plan, d, conf, echo)
+                fresh, t0 = not (d / "start.json").is_file(), time.perf_counter()
                 prepared[d] = prepare(d, conf, echo)
+                if fresh:  # the start was evaluated here: the pace line counts its time (issue 81)
+                    START_SECONDS[d] = time.perf_counter() - t0
         finally:
             lock.__exit__(None, None, None)
     return prepared
+
+
+START_SECONDS: dict = {}  # directory -> seconds its start's evaluation took in this process (the pace line's)
 
 
 def remove_lock_dirs(lock_dir: Path) -> None:

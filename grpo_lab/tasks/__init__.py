@@ -61,7 +61,7 @@ _WORKING = re.compile(r"\d\s*[-+*/×x÷]\s*-?\d|=")
 
 
 def signatures(completion, problem: Problem) -> dict:
-    """Signs of a shortcut in one completion (issue 39, lesson 11), pure text rules:
+    """Signs of a shortcut in one completion (issue 39, lesson 14), pure text rules:
 
     - ``answered``: the grader finds an answer in it (:func:`grpo_lab.tasks.gsm8k.extract_answer`);
     - ``repeats_prompt``: that answer is a number written in the prompt (answering "4 - 7 =" with 4 or 7);

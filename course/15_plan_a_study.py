@@ -1,7 +1,7 @@
 # %% [markdown]
-# # 12 — Plan your own study
+# # 15 — Plan your own study
 #
-# Lessons 10 and 11 read studies that were planned before their runs: one primary measure, a few comparisons
+# Lessons 10–14 read studies that were planned before their runs: one primary measure, a few comparisons
 # fixed in advance, a correction for their number, and a report that states each null as the bound it sets.
 # This lesson hands you the tool that does it, `grpo-lab study`, and asks you to plan a study of your own on the
 # tiny LM: two methods, two learning rates, three seeds. You write the plan first (a TOML file); the tool trains
@@ -17,10 +17,12 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 from IPython.display import Image, Markdown, display
 from transformers.utils import logging as hf_logging
 
 from grpo_lab import checks
+from grpo_lab.stats import seeds_needed
 from grpo_lab.study import Study, build, finding, held_out_line, read_plan, run_study, write_or_check
 
 warnings.filterwarnings("ignore", category=FutureWarning)
@@ -35,7 +37,7 @@ hf_logging.disable_progress_bar()
 # comparisons you plan? And if not, how large a difference will the study still be able to exclude?
 
 # %% [exercise-md]
-# ### Exercise 12.1 — predict first
+# ### Exercise 15.1 — predict first
 # Predict the width of the 95% interval (high minus low) of sign − grpo in pass@1 at one rate, with three seeds
 # per method and a few steps per run (a fraction, e.g. 0.05). It never fails a guess: compare it with section 3.
 
@@ -101,7 +103,8 @@ assert list(example.arms) == ["grpo"] and example.correction == "holm"  # Holm i
 # The tool refuses a plan that cannot be read as a study, in one line that names the problem. Four refusals:
 # no primary measure, a comparison that names no arm, a verdict asked of an exploratory reading (only a
 # planned comparison gets one), and a **confounded** comparison: Sign at one learning rate against GRPO at another
-# differs in two settings, so whatever it finds cannot be put on either (lessons 10 and 11 met this confound).
+# differs in two settings, so whatever it finds cannot be put on either (lesson 12 met this confound: a gap between
+# two methods run at different rates).
 
 # %%
 from grpo_lab.study import PlanError  # noqa: E402
@@ -126,7 +129,7 @@ assert set(said) == set(refusals)  # each refused, by name
 assert "confounded: the arms differ in learning_rate and estimator" in said["a confounded comparison"]
 
 # %% [exercise-md]
-# ### Exercise 12.2 — write the plan
+# ### Exercise 15.2 — write the plan
 # Write `my_plan()`: the text of a plan file for a study of the tiny LM (`policy = "tiny-lm"`,
 # `task = "arithmetic"`) with **two methods** (say `grpo` and `sign`) at **two learning rates** each (say 1e-4
 # and 1e-3: four arms), **three seeds**, the primary measure **pass@1**, the planned comparisons you think
@@ -200,9 +203,9 @@ checks.check_study_plan(my_plan)
 # %%
 study_dir = tmp / "my-study"
 study_dir.mkdir()
-# your plan where it is written and passed its check; else the lesson's own (grpo_lab/data/lesson12_plan.toml)
+# your plan where it is written and passed its check; else the lesson's own (grpo_lab/data/lesson15_plan.toml)
 plan_fn = checks.student_function(globals(), "my_plan", lambda f: f(), "study plan")
-plan_text = plan_fn() if plan_fn else (resources.files("grpo_lab") / "data" / "lesson12_plan.toml").read_text()
+plan_text = plan_fn() if plan_fn else (resources.files("grpo_lab") / "data" / "lesson15_plan.toml").read_text()
 print("running " + ("your plan" if plan_fn else "the lesson's own plan (write my_plan in exercises/ to run yours)"))
 (study_dir / "plan.toml").write_text(plan_text)
 plan = read_plan(study_dir / "plan.toml")
@@ -248,7 +251,7 @@ for png in figures:
 
 # %% [check]
 if widths:
-    checks.check_prediction(my_predicted_width(), widths[0], "exercise 12.1: the width of sign − grpo's interval",
+    checks.check_prediction(my_predicted_width, widths[0], "exercise 15.1: the width of sign − grpo's interval",
                             tol=max(0.02, widths[0] / 2), fraction=True, source="your study")
 
 # %% [markdown]
@@ -270,22 +273,54 @@ for name, r in alternatives.items():
           + (", separated" if r.apart else ", not separated"))
 print("fragile: flipped by " + " and ".join(flips) if flips else "firm: no alternative flips it")
 assert ("**Fragile**" in finding(study)) == any(row[3] for row in study.robust)  # the headline says which
-# Study 3 (lesson 10) is the worked example of a fragile verdict: its size rule for H1 flips when read at the Holm
+# Study 3 (lesson 11) is the worked example of a fragile verdict: its size rule for H1 flips when read at the Holm
 # level, and H2's when the degrees of freedom are Welch-Satterthwaite's; its report says so first.
 
+# %% [markdown]
+# ## 5. Size the next study from this one
+#
+# A small study's job is to size the next: its spread says how many seeds a difference of a chosen size needs, and
+# its pace says how many runs the hours you have will hold. The cell below reads both from the study you just ran
+# (`grpo_lab.stats.seeds_needed` on your first planned comparison's two arms, at Holm's strictest level; the run
+# time of its runs from their results) and says what your study separated, in its own words.
+
+# %%
+first_row = next(r for r in study.planned if r.d is not None)
+sep = [r.spec.label for r in study.planned if r.apart]
+print(f"your study separated {len(sep)} of {len(study.planned)} planned comparisons"
+      + (f": {', '.join(sep)}" if sep else "") + f"; {first_row.spec.label}: {first_row.d:+.3f} "
+      f"[{first_row.lo:+.3f}, {first_row.hi:+.3f}]")
+a_vals, b_vals = (list(study.values(x).values()) for x in (first_row.spec.a, first_row.spec.b))
+m = len([r for r in study.planned if not r.same_as])
+target = 0.05  # the difference the next study should be able to separate: five points of pass@1
+spread = float(np.sqrt((np.var(a_vals, ddof=1) + np.var(b_vals, ddof=1)) / 2))
+shifted = [x + target for x in b_vals]  # the measured spread around a difference of the chosen size
+need = seeds_needed(shifted, b_vals, alpha=0.05 / m) if spread > 0 else None
+pace = study.machine_hours() * 3600 / max(study.done, 1)  # seconds of training and evaluation per run, measured here
+arms = len(plan.arms)
+print(f"seed-to-seed spread of pass@1 (pooled over the two arms): {spread:.3f}; to separate a difference of "
+      f"{target:+.2f} at Holm's strictest level (α/{m}) with 80% power: "
+      + (f"about {need} seeds per arm" if need else "more seeds than any budget (or no spread to read)"))
+print(f"measured pace: {pace:.1f} s a run here; {arms} arms × {need or '?'} seeds = "
+      + (f"{arms * need} runs, about {arms * need * pace / 60:.0f} minutes on this machine" if need else "—"))
+assert pace > 0 and study.done == study.total
+assert need is None or need >= 2
+
 # %% [exercise-md]
-# ### Open question 12.3 — what would you change before running it for real?
-# Your study ran in seconds and most likely separated nothing. Suppose you had two hours of the two cores. Which
-# one thing in the plan would you change first (seeds, steps, evaluation problems, learning rates, the measure),
-# and how would you decide it *before* the runs, from what this smoke study measured?
+# ### Open question 15.3 — what would you change before running it for real?
+# Read what your study printed: how many planned comparisons it separated, and the seeds section 5 says a
+# five-point difference would need. Suppose you had two hours of the two cores. Which one thing in the plan would
+# you change first (seeds, steps, evaluation problems, learning rates, the measure), and how would you decide it
+# *before* the runs, from what this small study measured?
 
 # %% [answer]
-# The seeds, sized from this study's own spread: `grpo_lab.stats.seeds_needed` on the smoke runs' pass@1 says how
-# many seeds per method would separate a difference of a chosen size at Holm's strictest level (alpha divided by
-# the number of planned comparisons), and the per-run time this study measured says how many runs two hours hold.
-# If that count does not fit, change the question instead of the reading: fewer planned comparisons (one rate, the
-# one the question is about), or a difference you care about that is larger. More steps per run comes second: the
-# manipulation check says whether training moved pass@1 at all, and a study whose treatment did not take cannot
-# show an effect of it however many seeds it has. The evaluation size matters least here, because the seeds, not
-# the problems, carry most of the spread (lesson 10's bootstrap over problems against the interval over seeds).
-# Write the new plan, commit it, and only then run it.
+# The seeds, sized from this study's own spread, as section 5 does: `grpo_lab.stats.seeds_needed` says how many
+# seeds per arm would separate a difference of the size you care about at Holm's strictest level (alpha divided by
+# the number of planned comparisons), and the pace the runs measured says how many runs two hours hold. If your
+# study separated a comparison, the same arithmetic says whether the next one can read its size more precisely; if
+# it separated nothing, its intervals are the bounds it set. If the count does not fit, change the question instead
+# of the reading: fewer planned comparisons (one rate, the one the question is about), or a larger difference worth
+# detecting. More steps per run comes second: the manipulation check says whether training moved pass@1 at all, and
+# a study whose treatment did not take cannot show an effect of it however many seeds it has. The evaluation size
+# matters least here, because the seeds, not the problems, carry most of the spread (lesson 10's bootstrap over
+# problems against the interval over seeds). Write the new plan, commit it, and only then run it.

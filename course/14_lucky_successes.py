@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 11 — Are nearly-degenerate groups harmful, not just idle?
+# # 14 — Are nearly-degenerate groups harmful, not just idle?
 #
 # Lessons 01–10 treated a degenerate group as *idle*: all right or all wrong, advantage 0, no gradient.
 # Its neighbour is the opposite. A group with **one success out of G** is nearly degenerate, and GRPO's
@@ -46,7 +46,7 @@ print(f"{'FULL' if FULL else 'smoke'} mode; the shipped experiment: {HARM['runs_
 # too rare to matter. Write down which you expect, and how large.
 
 # %% [exercise-md]
-# ### Exercise 11.1 — predict first
+# ### Exercise 14.1 — predict first
 # SmolLM2 solves about 13% of single-digit sums (pass@1) and about 4% of three-term sums. It is trained
 # with GRPO for 48 steps (768 completions) on **three-term sums only**. By how much will its pass@1 on
 # **single-digit sums** change (a fraction, negative for a loss)? Commit to a number before section 4.
@@ -87,7 +87,7 @@ display(viz.lucky_advantages(GS, lucky, title="One success in a group of G: the 
 # The failures' advantages are small under GRPO (−1/√G) but each failure is pushed down a little.
 
 # %% [exercise-md]
-# ### Exercise 11.2 — the lucky success's advantage
+# ### Exercise 14.2 — the lucky success's advantage
 # Write `my_lucky_advantage(G, method)`: the pair `(A_success, A_failure)` for a group of G with exactly
 # one success, under `method` in grpo, drgrpo, rloo, sign and maxrl, **without** calling the library's
 # estimators (a closed form, a loop or a vectorised computation all count). GRPO's std is the sample std
@@ -248,11 +248,11 @@ if complete:
 # %% [check]
 grpo_hard = arms["grpo-hard"]["changes"].get("easy pass@1", [])
 if grpo_hard:
-    checks.check_prediction(my_prediction(), float(np.mean(grpo_hard)),
-                            f"exercise 11.1: grpo-hard's change in single-digit pass@1 ({len(grpo_hard)} seed(s))",
+    checks.check_prediction(my_prediction, float(np.mean(grpo_hard)),
+                            f"exercise 14.1: grpo-hard's change in single-digit pass@1 ({len(grpo_hard)} seed(s))",
                             tol=0.03, fraction=True, source="the shipped experiment")
 else:
-    print("exercise 11.1: no finished grpo-hard run is shipped yet; your prediction stands for later")
+    print("exercise 14.1: no finished grpo-hard run is shipped yet; your prediction stands for later")
 
 # %% [markdown]
 # What the largest advantages of the training runs went to (each run's single largest, from its log):
@@ -266,7 +266,7 @@ for arm, a in arms.items():
             assert ex["advantage"] > 0 and max(ex["group_rewards"]) > min(ex["group_rewards"])
 
 # %% [exercise-md]
-# ### Open question 11.3 — idle, harmful, or neither?
+# ### Open question 14.3 — idle, harmful, or neither?
 # Suppose the experiment finds no detectable change on single-digit sums for grpo-hard, with an interval
 # of ±0.04. What would you still not know about whether lucky successes are harmful, and which one change
 # to the experiment (task, budget, measure or estimator) would tell you most?
