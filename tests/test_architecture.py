@@ -13,7 +13,7 @@ LAYERS = [
     {"_checks", "choices", "io", "stats", "project", "gradrank", "loss", "tasks.base"},
     {"_groups", "passk", "tasks.arithmetic", "tasks.word_problems"},
     {"advantages", "tasks.gsm8k", "tasks.gym", "tasks", "tasks.fingerprint"},
-    {"starvation", "sampling", "config", "policy", "generation"},
+    {"starvation", "sampling", "config", "policy", "generation", "decoding"},
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "report"},
     {"compare", "profile"},
