@@ -17,7 +17,7 @@
 # tokens: single-digit sums of two terms leave **0.61** of groups degenerate at G = 4 (the paper: 0.69); harder
 # sums leave nearly every group all-fail.
 #
-# Where the numbers come from: section 2 trains on your CPU now (smoke mode: 2 steps per estimator,
+# Where the numbers come from: section 2 trains on your CPU now (smoke mode: 1 step per estimator,
 # about a minute; `GRPO_LAB_FULL=1`: the study's 64 steps and its evaluation, about 20 minutes per
 # estimator on one core); sections 3–6 read **study 2**, shipped with the package as
 # `grpo_lab/data/smollm2_study2.json` (written by `grpo-lab study report` from the tracked runs in
@@ -90,8 +90,8 @@ if smollm2_gguf() is None:
 from grpo_lab.runner import train  # noqa: E402
 
 # FULL: study 2's settings (its PLAN.md: the pilot's smollm2_study() with 64 steps of 4 prompts, 200 problems);
-# smoke: 2 steps of the pilot's 2 prompts (a minute on a quiet core)
-RUN = smollm2_study(**(dict(steps=64, prompts_per_step=4, eval_problems=200) if FULL else dict(steps=2)))
+# smoke: 1 step of the pilot's 2 prompts (under a minute on a quiet core; only the first step is read below)
+RUN = smollm2_study(**(dict(steps=64, prompts_per_step=4, eval_problems=200) if FULL else dict(steps=1)))
 runs = {m: train(RUN.with_run(m, 0), evaluate_after=FULL) for m in ("grpo", "sign")}
 first = {m: r["history"][0] for m, r in runs.items()}
 for m, h in first.items():

@@ -51,7 +51,17 @@ def _name(fn, error: BaseException | None = None) -> str:
     return name if name and not name.startswith("<") else (getattr(fn, "__name__", None) or "your answer")
 
 
-_SAID: dict = {}  # exercise -> when its "not done yet" line was last printed (one line a cell, not one a check call)
+_SAID: dict = {}  # exercise -> the notebook cell where its "not done yet" line was printed (one line a cell)
+
+
+def _cell() -> int | None:
+    """The running notebook cell's execution count, or None outside IPython (there every call says its line)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None) if shell is not None else None
 
 
 def exercise(check):
@@ -59,17 +69,16 @@ def exercise(check):
     other error (a wrong answer's AssertionError, a bug) goes through unchanged."""
     @functools.wraps(check)
     def run(fn, *args, **kwargs):
-        import time
-
         try:
             return check(fn, *args, **kwargs)
         except NotImplementedError as e:
             which = stub_exercise(e)
             if which is None:
                 raise
-            if time.monotonic() - _SAID.get(which, -10.0) > 2.0:
+            cell = _cell()
+            if cell is None or _SAID.get(which) != cell:
                 print(f"exercise {which} not done yet: fill in `{_name(fn, e)}`")
-            _SAID[which] = time.monotonic()
+            _SAID[which] = cell
             return None
     return run
 

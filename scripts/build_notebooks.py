@@ -59,6 +59,7 @@ README_BEGIN, README_END = "<!-- notebook-table:begin -->", "<!-- notebook-table
 SITE_INDEX = ROOT / "docs" / "site" / "index.md"  # the landing page's run-time table, from the same metadata
 SITE_BEGIN, SITE_END = "<!-- run-times:begin -->", "<!-- run-times:end -->"
 SITE_LESSONS = "<!-- lessons:begin -->", "<!-- lessons:end -->"  # the landing page's lesson table, with objectives
+SITE_TOC = "<!-- toctree:begin -->", "<!-- toctree:end -->"  # the site's lesson navigation: every lesson, none stale
 OBJECTIVES = COURSE / "objectives.json"  # every lesson's learning objectives and reading time: the one source
 
 
@@ -638,12 +639,20 @@ def site_table(sources) -> str:
     return "\n".join(rows)
 
 
+def site_toctree(sources) -> str:
+    """The landing page's lesson toctree, from the course's sources: a renumbered or new lesson is in the site's
+    navigation (a hand-kept list kept lessons 11 and 12 after they became 14 and 15, and left 11-15 out)."""
+    return "\n".join(["```{toctree}", ":maxdepth: 1", ":caption: Lessons", ""]
+                     + [f"/notebooks/{src.stem}" for src in sources] + ["```"])
+
+
 def with_tables(sources) -> dict:
     """README.md and the site's landing page with their generated tables (lessons, links, run times)."""
     out = {}
     for path, (begin, end), table in ((ROOT / "README.md", (README_BEGIN, README_END), readme_table(sources)),
                                       (SITE_INDEX, (SITE_BEGIN, SITE_END), site_table(sources)),
-                                      (SITE_INDEX, SITE_LESSONS, site_lessons(sources))):
+                                      (SITE_INDEX, SITE_LESSONS, site_lessons(sources)),
+                                      (SITE_INDEX, SITE_TOC, site_toctree(sources))):
         text = out.get(path) or path.read_text()
         if begin not in text or end not in text:
             raise SystemExit(f"{path.relative_to(ROOT)} lacks the markers {begin} ... {end}")

@@ -246,8 +246,10 @@ def test_hostile_repetitions_of_the_new_rules_never_raise():
 # 2026-11-29: the GSM8K grader's three new rules; no study was running, studies 2-5 and harm were finished and their
 # runs keep the graders they record). Canary for a silent failure met here: an edit to a fingerprinted module (even an
 # error message) gives every later run another grader, and a study whose runs straddle it leaves each arm's minority
-# out. Before: "f331665557e8" (studies 4 and 5, 2026-11-27).
-GRADER_OF_RUNNING_STUDIES = "5262f8943cce"
+# out. Before: "f331665557e8" (studies 4 and 5, 2026-11-27); "5262f8943cce" (the grader rules above) until issue 81's
+# renumbering edited one docstring of tasks/__init__.py ("lesson 11" -> "lesson 14"; no line that grades changed, no
+# study running), which this canary caught in CI on 2026-11-29.
+GRADER_OF_RUNNING_STUDIES = "1e2c4956629b"
 
 
 def test_the_grading_modules_are_the_ones_running_studies_record():
