@@ -316,7 +316,7 @@ def test_no_absolute_path_in_committed_outputs(path):
 # Issue 81: an exercises notebook runs top to bottom before any exercise is done, each check saying "not done yet".
 # The lessons that read shipped data or train for seconds are executed here as a student would (nbclient, the
 # notebook as committed); the eight that train a model (04, 05, 06, 08, 09, 10 for minutes; 14 and 15 for half a
-# minute each, already trained once in CI by their solutions) would add about 13 minutes of CI, so CI reads their
+# minute each, already trained once in CI by their solutions) would add about 11 minutes of CI, so CI reads their
 # cells instead (test_exercises_fail_only_with_their_stubs: no cell calls a stub outside a check or checks.yours_or),
 # and docs/guide/course.md records their full execution, with its date.
 EXECUTED = ("01", "02", "03", "07", "11", "12", "13")
