@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 14 — Are nearly-degenerate groups harmful, not just idle?
 #
-# Lessons 01–10 treated a degenerate group as *idle*: all right or all wrong, advantage 0, no gradient.
+# Lessons 01–13 treated a degenerate group as *idle*: all right or all wrong, advantage 0, no gradient.
 # Its neighbour is the opposite. A group with **one success out of G** is nearly degenerate, and GRPO's
 # std normalisation turns that one lucky success into a large advantage: +1.50 at G = 4, +3.75 at G = 16.
 # The literature warns that such groups can be *harmful*: whatever produced the fluke (a guess, a number

@@ -349,3 +349,12 @@ def test_a_wrong_answer_still_fails_its_check_and_an_unfinished_one_does_not():
     with pytest.raises(NotImplementedError, match="not yet"):
         checks.check_degeneracy_rate(mine)
     assert checks.yours_or(stub, lambda p, G: 0.5)(0.5, 2) == 0.5
+
+
+def test_the_landing_page_names_the_course_s_last_lesson():
+    """Hand-written lesson ranges on the site's landing page follow the course (after lesson 10's split it still
+    said "in order, 01 to 11" and "07–10 run on a laptop CPU" beside a navigation of fifteen lessons)."""
+    last = max(p.name[:2] for p in (ROOT / "course").glob("[0-9][0-9]_*.py"))
+    text = " ".join((ROOT / "docs" / "site" / "index.md").read_text().split())
+    assert re.search(r"in order, 01 to (\d\d)\b", text).group(1) == last
+    assert re.search(r"Notebooks 01–05 and 07–(\d\d) run on a laptop CPU", text).group(1) == last
