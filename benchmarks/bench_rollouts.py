@@ -23,14 +23,14 @@ import sys
 import time
 from pathlib import Path
 
+from machine import machine as describe_machine  # benchmarks/machine.py
+
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"  # study 3's
 ROWS, NEW_TOKENS = 16, 48
 
 
 def _machine(model) -> dict:
     import torch
-
-    from grpo_lab.generation import _cpu_flags
 
     x = torch.empty(128 * 1024 * 1024)
     y = torch.empty_like(x)
@@ -53,12 +53,9 @@ def _machine(model) -> dict:
             torch.nn.functional.linear(a[in_f], w)
         seconds += (time.perf_counter() - t) / reps * count
         flops += 2 * ROWS * out_f * in_f * count
-    flags = _cpu_flags() or set()
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
-    return dict(torch=torch.__version__, threads=torch.get_num_threads(), bandwidth_gbs=bandwidth / 1e9,
+    return dict(describe_machine(), bandwidth_gbs=bandwidth / 1e9,
                 gemm_gflops=flops / seconds / 1e9, weights_mb=weights / 1e6, linear_flops_per_step=flops,
-                bf16_units=sorted(flags & {"amx_bf16", "avx512_bf16"}), avx512=bool(flags & {"avx512f"}),
-                load_avg=os.getloadavg(), when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 bound_bandwidth_ms=weights / bandwidth * 1e3, bound_compute_ms=seconds * 1e3)
 
 

@@ -27,6 +27,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from machine import machine as describe_machine  # benchmarks/machine.py
+
 STUDY3 = Path(__file__).resolve().parents[1] / "docs" / "results" / "smollm2-study3" / "runs"
 RUNS = (("learning_rate=0.0003", "sign", 0), ("learning_rate=0.0003", "drgrpo", 0),
         ("learning_rate=0.0003", "sign", 1), ("learning_rate=0.0003", "drgrpo", 1))
@@ -46,20 +48,6 @@ def _write(path: Path, obj) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(obj, indent=1))
     tmp.replace(path)
-
-
-def _machine() -> dict:
-    import platform
-
-    import torch
-
-    from grpo_lab.generation import _cpu_flags
-
-    flags = _cpu_flags() or set()
-    return dict(cpu=platform.processor() or platform.machine(), torch=torch.__version__,
-                threads=torch.get_num_threads(), load_avg=os.getloadavg(),
-                bf16_units=sorted(flags & {"amx_bf16", "avx512_bf16"}),
-                when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 class _Profile:
@@ -97,7 +85,7 @@ def train(out: Path) -> None:
             continue
         cfg = _config(directory, method, seed)
         apply_threads(cfg.threads)
-        machine = _machine()
+        machine = describe_machine()
         with _Profile() as prof:
             res = train_run(cfg, return_model=True, evaluate_after=False)
         model = res.pop("model")
@@ -165,7 +153,7 @@ def _evaluate_present(out: Path, dtype: str, distinct: bool, path: str, calls: l
             continue
         cfg = replace(_config(directory, method, seed), eval_dtype=dtype, eval_distinct=distinct)
         runner.apply_threads(cfg.threads)
-        machine = _machine()
+        machine = describe_machine()
         base, tok, _ = runner.policy_adapter(cfg).load(cfg, lora=False)
         model = PeftModel.from_pretrained(base, out / "adapters" / name)
         t = time.perf_counter()

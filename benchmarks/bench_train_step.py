@@ -19,11 +19,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
+
+from machine import machine as describe_machine  # benchmarks/machine.py
 
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"  # study 3's
 PROMPTS, G, NEW_TOKENS = 4, 4, 48
@@ -81,7 +82,6 @@ def main(argv=None) -> None:
     torch.set_num_threads(1)
     from grpo_lab import runner
     from grpo_lab.config import RunConfig
-    from grpo_lab.generation import _cpu_flags
 
     cfg = RunConfig(policy="smollm2", task=TASK, lora_r=16, max_completion_length=NEW_TOKENS, eval_problems=PROMPTS,
                     learning_rate=3e-4)
@@ -112,16 +112,13 @@ def main(argv=None) -> None:
     print("equivalence", json.dumps(equivalence), flush=True)
 
     times = {"eager": [], "compiled": []}
-    for i in range(args.steps):  # interleaved: eager, compiled, eager, ...
+    for _ in range(args.steps):  # interleaved: eager, compiled, eager, ...
         for name, m in (("eager", eager), ("compiled", compiled)):
             t = time.perf_counter()
             step(m, opts[name], ids, mask, adv)
             times[name].append(time.perf_counter() - t)
     med = {k: statistics.median(v) for k, v in times.items()}
-    flags = _cpu_flags() or set()
-    out = dict(machine=dict(torch=torch.__version__, threads=torch.get_num_threads(),
-                            bf16_units=sorted(flags & {"amx_bf16", "avx512_bf16"}), avx512=bool(flags & {"avx512f"}),
-                            load_avg=os.getloadavg(), when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+    out = dict(machine=describe_machine(),
                shape=dict(rows=PROMPTS * G, tokens=int(ids.shape[1]), completion_tokens=NEW_TOKENS),
                mode=args.mode, compile_s=compile_s, equivalence=equivalence, step_s=times, median_s=med,
                speedup=med["eager"] / med["compiled"],
