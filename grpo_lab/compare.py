@@ -253,6 +253,14 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         return f"eval_seconds is {res['eval_seconds']!r}, not a time"
     if "generation" in res and not isinstance(res["generation"], dict):
         return f"generation is {res['generation']!r}, not the engine's record (a table)"
+    if "rank_probe" in res:
+        probe = res["rank_probe"]
+        if not isinstance(probe, dict) or not isinstance(probe.get("blocks"), list):
+            return f"rank_probe is {str(probe)[:60]!r}, not a rank probe's record (a table with its blocks)"
+        for which in ("start", "end"):
+            if which in probe and not (isinstance(probe[which], dict)
+                                       and isinstance(probe[which].get("by_estimator"), dict)):
+                return f"its rank probe's {which} reading is damaged (no readings by estimator)"
     bad = evaluation_problems(res.get("eval"), simulated, problems)
     return f"its evaluation is damaged: {bad}" if bad else None
 

@@ -502,7 +502,7 @@ class LanguageModel:
         from transformers import PrinterCallback, TrainerCallback
 
         from .tasks import correctness_reward, to_dataset
-        from .trl import CompletionBudget, StarvationCallback, trainer_class
+        from .trl import CompletionBudget, RankProbe, StarvationCallback, trainer_class
 
         workdir, jsonl_path, reward_fn, loss_fn = request.workdir, request.jsonl_path, request.reward_fn, request.loss_fn
         model, tok, info = self.load(cfg)
@@ -525,6 +525,8 @@ class LanguageModel:
             on_exhausted=cfg.on_exhausted, skip_prob=cfg.skip_prob, group_filter=request.group_filter,
             generation=cfg.generation, generation_dtype=cfg.generation_dtype, logprobs=cfg.logprobs)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
+        if cfg.rank_probe:
+            trainer.rank_probe = RankProbe(cfg.steps)
         settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
@@ -537,6 +539,8 @@ class LanguageModel:
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
                    dtype=info.dtype, dtype_why=dtype_why, precision_why=train_precision()[1],
                    generation=_generation_record(cfg.generation))
+        if cfg.rank_probe:
+            out["rank_probe"] = trainer.rank_probe.record()
         if request.evaluate_after:
             t0 = time.perf_counter()
             out["eval"] = evaluate_policy(trainer.model, tok, cfg)

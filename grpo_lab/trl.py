@@ -268,6 +268,9 @@ class GrpoLabMixin:
         for cb in self.callback_handler.callbacks:
             if isinstance(cb, StarvationCallback):
                 cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
+        probe = getattr(self, "rank_probe", None)
+        if probe is not None and mode == "train":
+            probe.observe(self, output, G)
         return output
 
     def _generate_and_score_completions(self, inputs):
@@ -585,6 +588,68 @@ class StarvationCallback(TrainerCallback):
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+
+
+class RankProbe:
+    """The rank of a training step's gradient, at the first and the last step (``RunConfig.rank_probe``; issue 82,
+    study 6). Set as ``trainer.rank_probe = RankProbe(steps)``; the trainer calls :meth:`observe` with each
+    training batch it scores. At step 0 (the start's weights) and at step ``steps - 1`` (the weights after
+    ``steps - 1`` updates, before the last), it takes every completion's gradient of the full weight matrices
+    :func:`grpo_lab.gradrank.probe_blocks` names, exactly the prompt and completion tokens the step trains on,
+    and records :func:`grpo_lab.gradrank.rank_readings` under the run's own advantages (as the step used them) and
+    under grpo, drgrpo and sign's of the same rewards. One process only; a run resumed past a step has no reading
+    of it (the record says which it holds)."""
+
+    ESTIMATORS = ("grpo", "drgrpo", "sign")
+
+    def __init__(self, steps: int):
+        self.at: dict = {0: ["start"]}
+        self.at.setdefault(max(int(steps) - 1, 0), []).append("end")  # one step: both readings of step 0
+        self.readings: dict = {}
+        self.blocks: list[str] = []
+        self.shapes: dict = {}
+        self.seconds = 0.0
+
+    def observe(self, trainer, output: dict, G: int) -> None:
+        import time
+
+        from .gradrank import completion_grads_ids, probe_blocks, rank_readings
+
+        names = [w for w in self.at.get(int(trainer.state.global_step), []) if w not in self.readings]
+        if not names:
+            return
+        if trainer.accelerator.num_processes != 1:
+            raise RuntimeError("rank_probe reads every completion's gradient in one process; this run has "
+                               f"{trainer.accelerator.num_processes}")
+        t0 = time.perf_counter()
+        model = trainer.model
+        if not self.blocks:
+            params = dict(model.named_parameters())
+            self.blocks = probe_blocks(model)
+            self.shapes = {b: list(params[b].shape) for b in self.blocks}
+        prompts = [ids[m.bool()].tolist() for ids, m in zip(output["prompt_ids"].cpu(), output["prompt_mask"].cpu())]
+        comps = [ids[m.bool()].tolist() for ids, m in zip(output["completion_ids"].cpu(),
+                                                          output["completion_mask"].cpu())]
+        if any(prompts[i] != prompts[i - i % G] for i in range(len(prompts))):
+            raise RuntimeError("rank_probe: a group's completions do not share one prompt")
+        grads = completion_grads_ids(model, prompts, comps, self.blocks)
+        rewards = trainer.last_rewards
+        advantages = {trainer.estimator: trainer.last_advantages}  # what the step trained on
+        for e in self.ESTIMATORS:
+            if e not in advantages:
+                advantages[e] = compute_advantages(rewards.float(), G, e)
+        lengths = [len(p) + len(c) for p, c in zip(prompts, comps)]
+        reading = dict(step=int(trainer.state.global_step) + 1, G=int(G), rewards=[float(r) for r in rewards],
+                       prompts=prompts[::G], completions=comps,  # the tokens, so a reader can recompute it
+                       by_estimator=rank_readings(grads, self.shapes, lengths, advantages, G, comps))
+        for w in names:
+            self.readings[w] = reading
+        self.seconds += time.perf_counter() - t0
+
+    def record(self) -> dict:
+        """What a result keeps: the blocks and their shapes, each reading taken ("start", "end") and the seconds."""
+        return dict(blocks=list(self.blocks), shapes=dict(self.shapes), estimators=list(self.ESTIMATORS),
+                    seconds=self.seconds, **self.readings)
 
 
 class UpdateNorms(TrainerCallback):
