@@ -197,6 +197,8 @@ def _rank(result: dict, stem: str, which: str) -> float:
     """A rank probe's reading at the run's ``which`` ("start" or "end") step, under the advantages the run trained
     on: a batch-update reading averaged over the probe's blocks, a group reading over every block's groups whose
     bound is not 0 (a degenerate group has no contribution to measure). Damaged values are named, not averaged."""
+    if which == "change":
+        return _rank(result, stem, "end") - _rank(result, stem, "start")
     probe = result.get("rank_probe")
     if not isinstance(probe, dict):
         raise KeyError(f"{stem}-{which} (the run has no rank probe: train it with rank_probe = true)")
@@ -267,10 +269,11 @@ register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "r
 register_metric(Metric("length", "history", False, _length, floor=0.0, better="neutral",
                        about="tokens per completion generated in training, mean over steps"))
 for _stem, _about in RANK_READINGS.items():  # a rank probe's readings at the first and the last step (issue 82)
-    for _which in ("start", "end"):
+    for _which, _when in (("start", "at the first training step"), ("end", "at the last training step"),
+                          ("change", "its change from the first training step to the last (last − first)")):
         register_metric(Metric(f"{_stem}-{_which}", "history", False,
-                               lambda r, k, s=_stem, w=_which: _rank(r, s, w), floor=0.0, better="neutral",
-                               about=f"{_about}, at the {'first' if _which == 'start' else 'last'} training step"))
+                               lambda r, k, s=_stem, w=_which: _rank(r, s, w),
+                               floor=None if _which == "change" else 0.0, better="neutral", about=f"{_about}, {_when}"))
 TRUNCATED = "completions/clipped_ratio"  # TRL's share of a step's completions cut at max_completion_length
 register_metric(Metric("truncated", "history", True, lambda r, k: float(_share(TRUNCATED)(r).mean()), better="lower",
                        about="the share of training completions cut at max_completion_length (TRL's "

@@ -81,7 +81,9 @@ class Selection:
 @dataclass
 class Spec:
     """A comparison as the plan states it: ``a - b`` on ``measure`` (b an arm or "start"); with ``c`` and ``d``, the
-    interaction ``(a - b) - (c - d)`` (does a treatment change a difference?)."""
+    interaction ``(a - b) - (c - d)`` (does a treatment change a difference?); with ``level`` (the plan's ``b`` a
+    number), an arm against that value: its mean over seeds minus it (issue 82: is a rank about 2?), ``b`` then
+    the number as text."""
     a: str
     b: str
     label: str
@@ -93,6 +95,7 @@ class Spec:
     c: str | None = None
     d: str | None = None
     contrast: str | None = None  # why arms that differ in more than one setting are compared on purpose
+    level: float | None = None  # b as a number: the arm against this value (a one-sample t over its seeds)
 
 
 @dataclass(frozen=True)
@@ -533,8 +536,12 @@ def read_plan(path) -> Plan:
                 raise PlanError(f"{where}: a verdict is drawn only from a planned comparison"
                                 + (" ([[comparisons]]); this one is exploratory" if not planned else
                                    "; it is not a field (the report draws it)"))
-            a, b = _need(c, "a", str, where), _need(c, "b", str, where)
+            a = _need(c, "a", str, where)
+            b = _need(c, "b", (str, int, float), where)
             cc, dd = _need(c, "c", str, where, None), _need(c, "d", str, where, None)
+            if not isinstance(b, str):
+                out.append(level_spec(c, a, float(b), cc, planned, where))
+                continue
             if (cc is None) != (dd is None) or (cc is not None and "start" in (b, dd)):
                 raise PlanError(f"{where}: an interaction names four arms, (a - b) - (c - d); give both c and d, "
                                 "none of them the start")
@@ -596,6 +603,26 @@ def read_plan(path) -> Plan:
                                 "measure and pairing: one test, its sign flipped): list it once")
             seen[k] = s.label
         return out
+
+    def level_spec(c: dict, a: str, level: float, cc, planned: bool, where: str) -> Spec:
+        """``b`` a number: arm (or selection) ``a`` against that value on a measure of each run."""
+        if not math.isfinite(level):
+            raise PlanError(f"{where}: b must be an arm, 'start' or a finite number, got {level!r}")
+        if cc is not None:
+            raise PlanError(f"{where}: a comparison with a value (b = {level:g}) reads one arm; it has no c and d")
+        if a not in arms and a not in selections:
+            raise PlanError(f"{where}: a = {a!r} names no arm (arms: {', '.join(arms)})")
+        if "pairing" in c or "contrast" in c:
+            raise PlanError(f"{where}: a comparison with a value (b = {level:g}) reads one arm's seeds: it has no "
+                            "pairing and no contrast")
+        meas = measure(c["measure"], where) if "measure" in c else primary
+        claim = c.get("claim")
+        if claim is not None and (isinstance(claim, bool) or not isinstance(claim, (int, float))
+                                  or not math.isfinite(claim)):
+            raise PlanError(f"{where}: claim must be a finite number, got {claim!r}")
+        return Spec(a, f"{level:g}", _need(c, "label", str, where, f"{a} − {level:g}"), meas,
+                    _need(c, "family", str, where, "planned" if planned else "exploratory"), planned, claim,
+                    "none", level=level)
 
     comparisons = specs("comparisons", True)
     if not comparisons:
@@ -759,7 +786,9 @@ def read_plan(path) -> Plan:
 
     reads = [*(Read(m, list(arms), f"{w}: [measures]", "measures") for m in [primary, *secondary]),
              *(Read(m, list(arms), f"{w}: steps", "steps") for m in steps),
-             *(Read(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d) if n and n != "start" for x in members(n)],
+             *(Read(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d)
+                                   if n and n != "start" and not (n == spec.b and spec.level is not None)
+                                   for x in members(n)],
                     f"{w}: {spec.label!r}", "comparison") for spec in [*comparisons, *exploratory]),
              *(Read(sel.by, sel.among, f"{w}: [selections.{sel.name}]", "selection") for sel in selections.values()),
              *(Read(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}", "curve") for cv in curves),

@@ -102,6 +102,8 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
     alpha = study.plan.alpha
     if spec.c is not None:
         return _interaction(study, spec, conv, alpha)
+    if spec.level is not None:
+        return _level(study, spec, conv, alpha)
     a = study.values(spec.a, spec.measure)
     if spec.b == "start":
         st = study.start(spec.a, spec.measure)
@@ -154,6 +156,28 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
     if conv.method == "bootstrap":
         return _boot(study, r, [(spec.a, 1), (spec.b, -1)], conv, alpha)
     return _t(r, *stats.diff_parts(x, y, conv.df), alpha)
+
+
+def _level(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
+    """An arm against the plan's value (issue 82): its seeds' mean minus the value, with the one-sample t-interval
+    over seeds (n - 1 df under every df convention: one side has no second variance to pool). The bootstrap over
+    seeds x problems does not read it (a value has no problems)."""
+    r = Reading(spec, 0, 0, kind="level", alpha=alpha)
+    r.why_not = _not_chosen(study, (spec.a,))
+    if r.why_not:
+        return r
+    x = np.asarray(list(study.values(spec.a, spec.measure).values()), dtype=float)
+    r.n_a, r.mean_b = len(x), spec.level
+    if conv.method == "bootstrap":
+        r.why_not = f"not read by a bootstrap over seeds × problems: {spec.b} is a value, with no problems"
+        return r
+    if len(x) < 2:
+        r.why_not = f"{len(x)} seed(s): an interval needs 2"
+        return r
+    if not stats.spread(x):
+        r.why_not = f"cannot tell: the {len(x)} seeds agree exactly"
+        return r
+    return _t(r, x.mean() - spec.level, x.std(ddof=1) / math.sqrt(x.size), x.size - 1, alpha)
 
 
 def _not_chosen(study, names) -> str | None:
@@ -266,6 +290,8 @@ def holm_levels(pvalues: list, alpha: float) -> list:
 def key(study, spec: Spec) -> tuple:
     """What a comparison reads once selections have chosen: two comparisons with one key are one test (a - b and
     b - a are one test, its sign flipped: issue 83)."""
+    if spec.level is not None:
+        return (study.resolve(spec.a), spec.level, None, None, spec.measure.text, spec.pairing)
     res = [study.resolve(x) if x is not None else None for x in (spec.a, spec.b, spec.c, spec.d)]
     if spec.c is None and spec.b != "start" and None not in res[:2]:
         res[:2] = sorted(res[:2])

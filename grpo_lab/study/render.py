@@ -166,7 +166,7 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
                 md.append(f"- {r.spec.label} ({r.spec.measure.text}): {r.why_not}.")
                 continue
             how = {"welch": "Welch", "paired": "paired by seed", "start": "with the start's error",
-                   "interaction": "difference of differences"}[r.kind]
+                   "level": f"against {r.spec.b}", "interaction": "difference of differences"}[r.kind]
             cw = claim_words(study, r)
             md.append(f"- {r.spec.label} ({r.spec.measure.text}): {interval(r)} ({how}); {bound(study, r)}."
                       + (" " + cw if cw else ""))

@@ -27,6 +27,8 @@ def _names(study: Study, r: Reading) -> tuple[str, str]:
     if r.spec.c is not None:
         return (f"({label(study, r.spec.a)} − {label(study, r.spec.b)})",
                 f"({label(study, r.spec.c)} − {label(study, r.spec.d)})")
+    if r.spec.level is not None:
+        return label(study, r.spec.a), r.spec.b
     return label(study, r.spec.a), label(study, r.spec.b)
 
 
@@ -46,6 +48,12 @@ def verdict_word(study: Study, r: Reading) -> str:
     if r.apart:  # the side from d's sign: separation is read at the plan's alpha, which need not be 95%
         up = r.direction == "a"
         better = r.spec.measure.better
+        if r.spec.level is not None:
+            way = f"{a} above {b}" if up else f"{a} below {b}"
+            if better == "neutral":
+                return way
+            good = up == (better == "higher")
+            return way + f", {'the better' if good else 'the worse'} side ({better} is better here)"
         if r.spec.b == "start":
             way = "up from the start" if up else "down from the start"
             if better == "neutral":
@@ -62,6 +70,10 @@ def verdict_word(study: Study, r: Reading) -> str:
         winner = b if up else a
         return f"{winner} ahead: lower by {abs(r.d):.3f} (lower is better here)"
     m = study.plan.margin
+    if r.spec.level is not None:
+        return f"not separated from {b}" + ("" if m is None else (
+            f", and within ±{m:g} of it: equivalent at the plan's margin" if -m <= r.lo and r.hi <= m else
+            f", and not within ±{m:g} of it: undecided at this size"))
     if m is not None and -m <= r.lo and r.hi <= m:
         return f"not separated, and within ±{m:g}: equivalent at the plan's margin"
     return "not separated" + (f", and not within ±{m:g}: undecided at this size" if m is not None else "")
@@ -91,6 +103,8 @@ def _sides(study: Study, r: Reading) -> tuple[str, str]:
     a, b = _names(study, r)
     hi, lo = f"{r.hi:.3f}", f"{-r.lo:.3f}"
     better = r.spec.measure.better
+    if r.spec.level is not None:
+        return f"{a} above {b} by more than {hi}", f"{a} below {b} by more than {lo}"
     if r.spec.b == "start":
         if better == "higher":
             return f"a gain larger than {hi}", f"a loss larger than {lo}"
@@ -152,6 +166,7 @@ def how(study: Study, r: Reading) -> str:
     df = "Welch–Satterthwaite df" if study.conventions.df == "welch" else "min-n df"
     return {"welch": f"Welch's standard error, {df}", "paired": "paired by seed, n − 1 df",
             "start": "with the start's sampling error, n − 1 df",
+            "level": f"the arm's seeds against {r.spec.b}, a one-sample t-interval, n − 1 df",
             "interaction": f"a difference of differences, Welch's standard error over the four arms, {df}"}[r.kind]
 
 
@@ -290,6 +305,8 @@ def _plain(study: Study, r: Reading, named: bool = True) -> str:
     if not r.apart:
         return f"{a} vs {b}: {r.d:+.3f}, not told apart" if named else f"{r.d:+.3f}, not told apart"
     better, up = r.spec.measure.better, r.d > 0
+    if r.spec.level is not None:
+        return f"{a} {'above' if up else 'below'} {b} by {abs(r.d):.3f}"
     if r.spec.b == "start":
         return f"{a} {'up' if up else 'down'} from the start by {abs(r.d):.3f}" + (
             "" if better == "neutral" else f", the {'better' if up == (better == 'higher') else 'worse'} direction")
@@ -304,6 +321,16 @@ def _plain(study: Study, r: Reading, named: bool = True) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Hypotheses and robustness: the plan's rules, drawn by the engine; each verdict re-read under the alternatives.
 # ---------------------------------------------------------------------------------------------------------------
+
+def margin_words(study: Study, h) -> tuple[str, str, str]:
+    """How a hypothesis's margin rule names its outcome: ``(within, yes, no)``, "±0.03", "idle", "not shown idle"
+    for a difference of two arms; for an arm against a value (issue 82), "±1 of 2", "about 2", "not shown about
+    2"."""
+    spec = next((c for c in study.plan.comparisons if c.label == h.test), None)
+    if spec is not None and spec.level is not None:
+        return f"±{h.margin:g} of {spec.b}", f"about {spec.b}", f"not shown about {spec.b}"
+    return f"±{h.margin:g}", "idle", "not shown idle"
+
 
 def rule_words(h, j) -> str:
     """Which interval a size rule read, at which level, in words."""
@@ -332,8 +359,9 @@ def hypothesis_line(study: Study, h, j=None, r=None) -> str:
                  f"; {where} still allows {_fmt(far)}: **not refuted** as an explanation of a difference of "
                  f"{size:+.2f}")
     if j.idle is not None:
-        text += (f"; within ±{h.margin:g}: **idle** at the plan's margin" if j.idle else
-                 f"; not within ±{h.margin:g}: not shown idle")
+        within, yes, no = margin_words(study, h)
+        text += (f"; within {within}: **{yes}** at the plan's margin" if j.idle else
+                 f"; not within {within}: {no}")
     return text + "."
 
 
@@ -348,7 +376,8 @@ def hypothesis_brief(study: Study, h) -> str:
         text += (f", {'refuted' if j.size == 'refuted' else 'not refuted'} as an explanation of {size:+.2f} "
                  f"({'per comparison' if h.interval == 'per-comparison' else 'at the Holm level'})")
     if j.idle is not None:
-        text += f", {'idle' if j.idle else 'not shown idle'} within ±{h.margin:g}"
+        within, yes, no = margin_words(study, h)
+        text += f", {yes if j.idle else no} within {within}"
     return text
 
 
@@ -361,8 +390,8 @@ def hypotheses_words(study: Study, brief: bool = False) -> str:
     return " ".join(hypothesis_line(study, h) for h in study.plan.hypotheses) + " "
 
 
-def outcome_words(study: Study, kind: str, outcome) -> str:
-    """A robustness row's outcome in a few words."""
+def outcome_words(study: Study, kind: str, outcome, h=None) -> str:
+    """A robustness row's outcome in a few words (``h``: the hypothesis of a hypothesis row)."""
     if kind == "comparison":
         if outcome.why_not is not None:
             return f"not read ({outcome.why_not})"
@@ -373,7 +402,9 @@ def outcome_words(study: Study, kind: str, outcome) -> str:
     if outcome.size is not None:
         parts.append("size: " + outcome.size)
     if outcome.idle is not None:
-        parts.append("idle" if outcome.idle else "not idle")
+        yes, no = margin_words(study, h)[1:] if h is not None else ("idle", "not idle")
+        no = "not idle" if yes == "idle" else no  # a robustness row's shorter word (as before issue 82)
+        parts.append(yes if outcome.idle else no)
     return "; ".join(parts)
 
 
@@ -393,8 +424,8 @@ def _change(study: Study, kind: str, mine, alt, h=None) -> str:
         gap = h.size if h.predicts == "a" else -h.size
         bits.append(f"is {alt.size} as an explanation of {gap:+.2f} (as planned: {mine.size})")
     if alt.idle != mine.idle:
-        bits.append(f"is {'idle' if alt.idle else 'not shown idle'} (as planned: "
-                    f"{'idle' if mine.idle else 'not shown idle'})")
+        _, yes, no = margin_words(study, h)
+        bits.append(f"is {yes if alt.idle else no} (as planned: {yes if mine.idle else no})")
     return " and ".join(bits)
 
 
@@ -472,14 +503,14 @@ def robustness_section(study: Study) -> list:
         if kind == "comparison":
             name, plan_out = what.spec.label, outcome_words(study, kind, what)
         else:
-            name, plan_out = f"{what[0].name} (on {what[0].test})", outcome_words(study, kind, what[1])
+            name, plan_out = f"{what[0].name} (on {what[0].test})", outcome_words(study, kind, what[1], what[0])
         cells = []
         for a in alts:
             if a not in got:
                 cells.append("—")
                 continue
             x = got[a]
-            word = outcome_words(study, kind, x)
+            word = outcome_words(study, kind, x, None if kind == "comparison" else what[0])
             if kind == "comparison" and x.d is not None:
                 word += f" {interval(x)}"
             elif kind == "hypothesis" and x.rule_lo is not None:
