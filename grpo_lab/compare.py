@@ -258,9 +258,9 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         if not isinstance(probe, dict) or not isinstance(probe.get("blocks"), list):
             return f"rank_probe is {str(probe)[:60]!r}, not a rank probe's record (a table with its blocks)"
         for which in ("start", "end"):
-            if which in probe and not (isinstance(probe[which], dict)
-                                       and isinstance(probe[which].get("by_estimator"), dict)):
-                return f"its rank probe's {which} reading is damaged (no readings by estimator)"
+            if which in probe and not (isinstance(probe[which], list) and all(
+                    isinstance(x, dict) and isinstance(x.get("by_estimator"), dict) for x in probe[which])):
+                return f"its rank probe's {which} readings are damaged (a list of readings by estimator expected)"
     bad = evaluation_problems(res.get("eval"), simulated, problems)
     return f"its evaluation is damaged: {bad}" if bad else None
 

@@ -154,12 +154,12 @@ class RunConfig:
     gradient_checkpointing: bool = _f(True, "recompute activations in the backward pass (TRL's default: less memory, "
                                             "one more forward); False is faster where memory is ample (a 135M model "
                                             "on a CPU)", "--gradient-checkpointing")
-    rank_probe: bool = _f(False, "at the first and the last training step, read the rank of the step's per-completion "
-                                 "gradients of full weight matrices (q_proj and down_proj at the first, middle and "
-                                 "last layer) under grpo, drgrpo, sign and the run's own advantages, recorded in the "
-                                 "result (grpo_lab.gradrank.rank_readings; about 1.4 s a completion for SmolLM2 on "
-                                 "one core); language models, one process, no dynamic sampling (issue 82)",
-                          "--rank-probe")
+    rank_probe: int = _f(0, "at each of the first and the last N training steps (0: none), read the rank of the "
+                            "step's per-completion gradients of full weight matrices (q_proj and down_proj at the "
+                            "first, middle and last layer) under grpo, drgrpo, sign and the run's own advantages, "
+                            "recorded in the result (grpo_lab.gradrank.rank_readings; about 1.4 s a completion for "
+                            "SmolLM2 on one core); language models, one process, no dynamic sampling (issue 82)",
+                         "--rank-probe")
     threads: int | None = _f(None, "CPU threads for torch (None: 1 on a machine with at most 4 cores, else torch's "
                                    "default; see docs/benchmarks.md for the measurement behind it)", "--threads")
 
@@ -216,6 +216,9 @@ class RunConfig:
         if not (isinstance(self.epsilon_high, (int, float)) and not isinstance(self.epsilon_high, bool)
                 and math.isfinite(self.epsilon_high) and self.epsilon_high >= 0):
             raise ValueError(f"epsilon_high must be a number >= 0, got {self.epsilon_high!r}")
+        if as_int("rank_probe", self.rank_probe, minimum=0) > self.steps:
+            raise ValueError(f"rank_probe ({self.rank_probe}) probes more first or last steps than the run has "
+                             f"({self.steps})")
         if self.rank_probe and (self.policy == "tabular" or get_sampling(self.sampling).acts or self.skip_prob > 0
                                 or self.mask_truncated_completions):
             raise ValueError("rank_probe reads the gradients of a language model's completions at one generation "
@@ -301,7 +304,7 @@ FIELD_RULES = dict(
     on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
     mask_truncated_completions=("bool", None, False), dtype=("str", None, True), generation=("str", None, False), generation_dtype=("str", None, True), logprobs=("str", None, False),
     eval_dtype=("str", None, True), eval_distinct=("bool", None, False), eval_without_replacement=("bool", None, False),
-    gradient_checkpointing=("bool", None, False), rank_probe=("bool", None, False), threads=("int", 1, True),
+    gradient_checkpointing=("bool", None, False), rank_probe=("int", 0, False), threads=("int", 1, True),
 )
 
 

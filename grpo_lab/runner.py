@@ -526,7 +526,7 @@ class LanguageModel:
             generation=cfg.generation, generation_dtype=cfg.generation_dtype, logprobs=cfg.logprobs)
         trainer.remove_callback(PrinterCallback)  # with tqdm off, transformers would print every log row
         if cfg.rank_probe:
-            trainer.rank_probe = RankProbe(cfg.steps)
+            trainer.rank_probe = RankProbe(cfg.steps, cfg.rank_probe)
         settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))

@@ -591,21 +591,29 @@ class StarvationCallback(TrainerCallback):
 
 
 class RankProbe:
-    """The rank of a training step's gradient, at the first and the last step (``RunConfig.rank_probe``; issue 82,
-    study 6). Set as ``trainer.rank_probe = RankProbe(steps)``; the trainer calls :meth:`observe` with each
-    training batch it scores. At step 0 (the start's weights) and at step ``steps - 1`` (the weights after
-    ``steps - 1`` updates, before the last), it takes every completion's gradient of the full weight matrices
+    """The rank of a training step's gradient, over the first and the last ``window`` steps (``RunConfig.rank_probe``;
+    issue 82, study 6). Set as ``trainer.rank_probe = RankProbe(steps, window)``; the trainer calls :meth:`observe`
+    with each training batch it scores. At each of the steps ``0 .. window - 1`` ("start": the first from the
+    start's weights) and ``steps - window .. steps - 1`` ("end": the last from the weights after ``steps - 1``
+    updates), it takes every completion's gradient of the full weight matrices
     :func:`grpo_lab.gradrank.probe_blocks` names, exactly the prompt and completion tokens the step trains on,
     and records :func:`grpo_lab.gradrank.rank_readings` under the run's own advantages (as the step used them) and
-    under grpo, drgrpo and sign's of the same rewards. One process only; a run resumed past a step has no reading
-    of it (the record says which it holds)."""
+    under grpo, drgrpo and sign's of the same rewards. A window of several steps, because one step of a starved
+    policy often has no group with a signal (its update is 0 and says nothing about rank). One process only; a
+    run resumed inside a window has no reading of the steps it skipped (each reading names its step)."""
 
     ESTIMATORS = ("grpo", "drgrpo", "sign")
 
-    def __init__(self, steps: int):
-        self.at: dict = {0: ["start"]}
-        self.at.setdefault(max(int(steps) - 1, 0), []).append("end")  # one step: both readings of step 0
-        self.readings: dict = {}
+    def __init__(self, steps: int, window: int = 1):
+        steps, window = int(steps), int(window)
+        if not 1 <= window <= steps:
+            raise ValueError(f"a rank probe's window is 1 to the run's {steps} steps, got {window}")
+        self.at: dict = {}
+        for i in range(window):  # a step in both windows (2 x window > steps) is read once, recorded in both
+            self.at.setdefault(i, []).append("start")
+            self.at.setdefault(steps - window + i, []).append("end")
+        self.readings: dict = {"start": [], "end": []}
+        self._done: set = set()
         self.blocks: list[str] = []
         self.shapes: dict = {}
         self.seconds = 0.0
@@ -615,8 +623,9 @@ class RankProbe:
 
         from .gradrank import completion_grads_ids, probe_blocks, rank_readings
 
-        names = [w for w in self.at.get(int(trainer.state.global_step), []) if w not in self.readings]
-        if not names:
+        step = int(trainer.state.global_step)
+        names = self.at.get(step, [])
+        if not names or step in self._done:
             return
         if trainer.accelerator.num_processes != 1:
             raise RuntimeError("rank_probe reads every completion's gradient in one process; this run has "
@@ -643,11 +652,13 @@ class RankProbe:
                        prompts=prompts[::G], completions=comps,  # the tokens, so a reader can recompute it
                        by_estimator=rank_readings(grads, self.shapes, lengths, advantages, G, comps))
         for w in names:
-            self.readings[w] = reading
+            self.readings[w].append(reading)
+        self._done.add(step)
         self.seconds += time.perf_counter() - t0
 
     def record(self) -> dict:
-        """What a result keeps: the blocks and their shapes, each reading taken ("start", "end") and the seconds."""
+        """What a result keeps: the blocks and their shapes, the readings of each window ("start", "end": one per
+        step read, in order) and the seconds."""
         return dict(blocks=list(self.blocks), shapes=dict(self.shapes), estimators=list(self.ESTIMATORS),
                     seconds=self.seconds, **self.readings)
 

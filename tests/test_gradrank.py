@@ -145,8 +145,9 @@ def _recompute(model, reading, blocks, shapes, estimator):
 
 @pytest.fixture(scope="module")
 def probed():
-    """A 2-step GRPO run of the tiny LM with the probe, a large learning rate (so one update moves the weights), and
-    the weights after its first update kept: the ones the end reading must have used."""
+    """A 3-step GRPO run of the tiny LM probing windows of 2 steps (start: steps 1 and 2; end: steps 2 and 3, step 2
+    read once and recorded in both), a large learning rate (so one update moves the weights), and the weights after
+    its second update kept: the ones the last end reading must have used."""
     import copy
     import tempfile
 
@@ -159,13 +160,13 @@ def probed():
 
     class Keep(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):
-            if state.global_step == 1:
-                kept["after_1"] = copy.deepcopy(model.state_dict())
+            if state.global_step == 2:
+                kept["after_2"] = copy.deepcopy(model.state_dict())
 
-    cfg = RunConfig(steps=2, prompts_per_step=4, group_size=4, train_problems=64, eval_problems=4, eval_samples=2,
-                    learning_rate=1e-2, rank_probe=True, estimator="grpo")
+    cfg = RunConfig(steps=3, prompts_per_step=4, group_size=4, train_problems=64, eval_problems=4, eval_samples=2,
+                    learning_rate=1e-2, rank_probe=2, estimator="grpo")
     out = train(cfg, tempfile.mkdtemp(), evaluate_after=False, callbacks=[Keep()])
-    return out, kept["after_1"]
+    return out, kept["after_2"]
 
 
 def test_a_probed_run_records_both_readings_within_their_bounds(probed):
@@ -173,9 +174,9 @@ def test_a_probed_run_records_both_readings_within_their_bounds(probed):
     rp = out["rank_probe"]
     model, _ = load_tiny_lm()
     assert rp["blocks"] == gradrank.probe_blocks(model) and set(rp["estimators"]) == {"grpo", "drgrpo", "sign"}
-    assert rp["start"]["step"] == 1 and rp["end"]["step"] == 2 and rp["seconds"] > 0
-    for which in ("start", "end"):
-        r = rp[which]
+    assert [r["step"] for r in rp["start"]] == [1, 2] and [r["step"] for r in rp["end"]] == [2, 3]
+    assert rp["start"][1] == rp["end"][0] and rp["seconds"] > 0  # step 2: read once, in both windows
+    for r in (*rp["start"], rp["end"][1]):
         assert set(r["by_estimator"]) == {"grpo", "drgrpo", "sign"} and len(r["completions"]) == 16
         rewards = torch.tensor(r["rewards"]).view(-1, 4)
         for block in rp["blocks"]:
@@ -191,21 +192,22 @@ def test_a_probed_run_records_both_readings_within_their_bounds(probed):
 
 def test_the_probe_reads_the_weights_being_trained_not_a_stale_copy(probed):
     """The canary: each reading recomputed from its recorded tokens equals the record under the weights of its step
-    (the start's for the start; after one update for the end), and the end reading does not equal what the start's
-    weights give, so a probe that read a stale copy would fail here."""
-    out, after_1 = probed
+    (the start's for the first; after two updates for the last), and the last does not equal what the start's
+    weights give, so a probe that read a stale copy would fail here. Read under sign's advantages, which give every
+    completion a signal (a step whose groups are all degenerate has a zero GRPO update under any weights)."""
+    out, after_2 = probed
     rp = out["rank_probe"]
     model, _ = load_tiny_lm()
-    start = _recompute(model, rp["start"], rp["blocks"], rp["shapes"], "grpo")
-    stale = _recompute(model, rp["end"], rp["blocks"], rp["shapes"], "grpo")
-    model.load_state_dict(after_1)
-    end = _recompute(model, rp["end"], rp["blocks"], rp["shapes"], "grpo")
+    start = _recompute(model, rp["start"][0], rp["blocks"], rp["shapes"], "sign")
+    stale = _recompute(model, rp["end"][1], rp["blocks"], rp["shapes"], "sign")
+    model.load_state_dict(after_2)
+    end = _recompute(model, rp["end"][1], rp["blocks"], rp["shapes"], "sign")
     b = rp["blocks"][1]
-    for mine, rec in ((start, rp["start"]), (end, rp["end"])):
-        got = rec["by_estimator"]["grpo"][b]
+    for mine, rec in ((start, rp["start"][0]), (end, rp["end"][1])):
+        got = rec["by_estimator"]["sign"][b]
         assert mine[b]["update_erank"] == pytest.approx(got["update_erank"], rel=1e-4, abs=1e-6)
         assert mine[b]["group_erank"] == pytest.approx(got["group_erank"], rel=1e-4, abs=1e-6)
-    assert abs(stale[b]["update_erank"] - rp["end"]["by_estimator"]["grpo"][b]["update_erank"]) > 1e-4
+    assert abs(stale[b]["update_erank"] - rp["end"][1]["by_estimator"]["sign"][b]["update_erank"]) > 1e-4
 
 
 def test_the_study_measures_read_the_probe_and_name_what_is_missing_or_damaged(probed):
@@ -216,21 +218,23 @@ def test_the_study_measures_read_the_probe_and_name_what_is_missing_or_damaged(p
 
     out, _ = probed
     res = {k: v for k, v in out.items() if k not in ("model", "tokenizer")}
-    own = res["rank_probe"]["end"]["by_estimator"]["grpo"]
-    want = sum(r["update_erank"] for r in own.values()) / len(own)
-    assert METRICS["update-erank-end"].read(res, 0) == pytest.approx(want)
-    groups = [(e, n) for r in own.values() for e, n in zip(r["group_erank"], r["group_bound"]) if n > 0]
+    rows = [r for step in res["rank_probe"]["end"] for r in step["by_estimator"]["grpo"].values()]
+    nonzero = [r["update_erank"] for r in rows if r["update_bound"] > 0]
+    if nonzero:  # a step whose every group is degenerate has no update to read
+        assert METRICS["update-erank-end"].read(res, 0) == pytest.approx(sum(nonzero) / len(nonzero))
+    groups = [(e, n) for r in rows for e, n in zip(r["group_erank"], r["group_bound"]) if n > 0]
     if groups:
         assert METRICS["group-erank-end"].read(res, 0) == pytest.approx(sum(e for e, _ in groups) / len(groups))
         assert METRICS["group-bound-end"].read(res, 0) == pytest.approx(sum(n for _, n in groups) / len(groups))
-    with pytest.raises(KeyError, match="the run has no rank probe: train it with rank_probe = true"):
+    with pytest.raises(KeyError, match="the run has no rank probe: train it with rank_probe = N"):
         METRICS["update-erank-start"].read({k: v for k, v in res.items() if k != "rank_probe"}, 0)
     no_start = copy.deepcopy(res)
     del no_start["rank_probe"]["start"]
-    with pytest.raises(KeyError, match="no start reading: resumed past that step"):
+    with pytest.raises(KeyError, match="no start reading: resumed past those steps"):
         METRICS["update-erank-start"].read(no_start, 0)
     bad = copy.deepcopy(res)
-    first = next(iter(bad["rank_probe"]["end"]["by_estimator"]["grpo"].values()))
+    first = next(iter(bad["rank_probe"]["end"][0]["by_estimator"]["grpo"].values()))
+    first["update_bound"] = max(first["update_bound"], 1)
     first["update_erank"] = first["update_bound"] + 5
     with pytest.raises(ValueError, match="above its arithmetic bound .* \\(damaged\\?\\)"):
         METRICS["update-erank-end"].read(bad, 0)
@@ -239,8 +243,8 @@ def test_the_study_measures_read_the_probe_and_name_what_is_missing_or_damaged(p
         METRICS["update-erank-end"].read(bad, 0)
     broken = {**res, "rank_probe": "oops"}
     assert "not a rank probe's record" in result_problems(broken, False, None)
-    broken = {**res, "rank_probe": {**res["rank_probe"], "end": {"step": 2}}}
-    assert "rank probe's end reading is damaged" in result_problems(broken, False, None)
+    broken = {**res, "rank_probe": {**res["rank_probe"], "end": [{"step": 2}]}}
+    assert "rank probe's end readings are damaged" in result_problems(broken, False, None)
 
 
 def test_the_probe_is_refused_where_it_cannot_read_one_batch_a_step():
@@ -249,9 +253,11 @@ def test_the_probe_is_refused_where_it_cannot_read_one_batch_a_step():
     for bad in (dict(policy="tabular"), dict(sampling="dynamic"), dict(skip_prob=0.5),
                 dict(mask_truncated_completions=True)):
         with pytest.raises(ValueError, match="rank_probe reads the gradients"):
-            RunConfig(rank_probe=True, **bad).validate()
-    with pytest.raises(ValueError, match="rank_probe must be True or False"):
+            RunConfig(rank_probe=1, **bad).validate()
+    with pytest.raises(ValueError, match="rank_probe"):
         RunConfig(rank_probe="yes").validate()
+    with pytest.raises(ValueError, match=r"rank_probe \(4\) probes more first or last steps than the run has \(3\)"):
+        RunConfig(rank_probe=4, steps=3).validate()
 
 
 def test_probe_blocks_name_the_first_middle_and_last_layer_and_refuse_a_model_without_layers():

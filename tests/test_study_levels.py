@@ -11,7 +11,7 @@ from test_study import BASE, evaluation, toml_base, write_runs
 PLAN = """title = "rank"
 seeds = [0, 1, 2, 3]
 [base]
-""" + toml_base(rank_probe=True) + """
+""" + toml_base(rank_probe=1) + """
 [arms.grpo]
 method = "grpo"
 [arms.sign]
@@ -57,7 +57,7 @@ def probe(start: float, end: float, groups=(1.5, 1.8), bounds=(2, 3)) -> dict:
                    group_reference=[2.5, 2.9, 0.0])
         return dict(step=1, G=4, by_estimator={e: {"w": dict(row)} for e in ("grpo", "drgrpo", "sign")})
     return dict(blocks=["w"], shapes={"w": [8, 8]}, estimators=["grpo", "drgrpo", "sign"], seconds=1.0,
-                start=reading(start), end=reading(end))
+                start=[reading(start)], end=[reading(end)])
 
 
 def study(tmp_path, grpo_end: float, grpo_start: float = 3.0) -> Study:
@@ -70,7 +70,7 @@ def study(tmp_path, grpo_end: float, grpo_start: float = 3.0) -> Study:
         return dict(history=[{"reward": 0.5}], eval=evaluation(rng, 0.5),
                     rank_probe=probe(grpo_start if arm == "grpo" else 3.0, end))
 
-    write_runs(plan, run, config={**BASE, "rank_probe": True})
+    write_runs(plan, run, config={**BASE, "rank_probe": 1})
     return Study.load(plan)
 
 

@@ -181,9 +181,12 @@ def _length(result: dict, k: int) -> float:
 
 
 RANK_READINGS = {  # a rank probe's readings (RunConfig.rank_probe, issue 82): metric stem -> what it is
-    "update-erank": "the effective rank of the batch update, mean over the probe's blocks",
-    "update-count": "the batch update's singular values above 1% of the largest, mean over the probe's blocks",
-    "update-bound": "the most rank the batch update can have by arithmetic, mean over the probe's blocks",
+    "update-erank": "the effective rank of the batch update, mean over the probe's steps with a nonzero update and "
+                    "its blocks",
+    "update-count": "the batch update's singular values above 1% of the largest, mean over the probe's steps with "
+                    "a nonzero update and its blocks",
+    "update-bound": "the most rank the batch update can have by arithmetic, mean over the probe's steps with a "
+                    "nonzero update and its blocks",
     "group-erank": "the effective rank of a group's contribution matrix, mean over groups with a nonzero bound",
     "group-count": "a group's singular values above 1% of the largest, mean over groups with a nonzero bound",
     "group-bound": "the most rank a group's contribution matrix can have by arithmetic (distinct completions with "
@@ -194,38 +197,42 @@ RANK_READINGS = {  # a rank probe's readings (RunConfig.rank_probe, issue 82): m
 
 
 def _rank(result: dict, stem: str, which: str) -> float:
-    """A rank probe's reading at the run's ``which`` ("start" or "end") step, under the advantages the run trained
-    on: a batch-update reading averaged over the probe's blocks, a group reading over every block's groups whose
-    bound is not 0 (a degenerate group has no contribution to measure). Damaged values are named, not averaged."""
+    """A rank probe's readings over the run's ``which`` window ("start": its first steps, "end": its last), under
+    the advantages the run trained on: a batch-update reading averaged over the window's steps whose update is not
+    0 (bound 0: every group degenerate) and the probe's blocks; a group reading over the groups whose bound is not 0
+    (a degenerate group has no contribution to measure), of every step and block. "change": end minus start.
+    Damaged values are named, not averaged."""
     if which == "change":
         return _rank(result, stem, "end") - _rank(result, stem, "start")
     probe = result.get("rank_probe")
     if not isinstance(probe, dict):
-        raise KeyError(f"{stem}-{which} (the run has no rank probe: train it with rank_probe = true)")
-    reading = probe.get(which)
-    if not isinstance(reading, dict):
+        raise KeyError(f"{stem}-{which} (the run has no rank probe: train it with rank_probe = N, its window)")
+    readings = probe.get(which)
+    if not isinstance(readings, list) or not readings:
         raise KeyError(f"{stem}-{which} (its rank probe has no {which} reading: "
-                       + ("resumed past that step?)" if which == "start" else "did it finish?)"))
+                       + ("resumed past those steps?)" if which == "start" else "did it finish?)"))
     est = result["config"]["estimator"]
-    per = (reading.get("by_estimator") or {}).get(est)
-    if not isinstance(per, dict) or not per:
-        raise KeyError(f"{stem}-{which} (its {which} reading has no {est} readings)")
     kind, what = stem.split("-")
     vals = []
-    for block, row in per.items():
-        if kind == "update":
-            xs, bounds = [row[f"update_{what}"]], [row["update_bound"]]
-        else:
-            xs, bounds = row[f"group_{what}"], row["group_bound"]
-        for x, bound in zip(xs, bounds):
-            ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
-            if not ok or (what in ("erank", "count") and x > bound + 1e-6):
-                raise ValueError(f"{stem}-{which} of {block} is {x!r}, " + ("not a number >= 0" if not ok else
-                                 f"above its arithmetic bound {bound}") + " (damaged?)")
-            if kind == "update" or bound > 0:
-                vals.append(float(x))
+    for reading in readings:
+        per = (reading.get("by_estimator") or {}).get(est)
+        if not isinstance(per, dict) or not per:
+            raise KeyError(f"{stem}-{which} (its {which} reading of step {reading.get('step')} has no {est} readings)")
+        for block, row in per.items():
+            if kind == "update":
+                xs, bounds = [row[f"update_{what}"]], [row["update_bound"]]
+            else:
+                xs, bounds = row[f"group_{what}"], row["group_bound"]
+            for x, bound in zip(xs, bounds):
+                ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                if not ok or (what in ("erank", "count") and x > bound + 1e-6):
+                    raise ValueError(f"{stem}-{which} of {block} at step {reading.get('step')} is {x!r}, "
+                                     + ("not a number >= 0" if not ok else f"above its arithmetic bound {bound}")
+                                     + " (damaged?)")
+                if bound > 0:
+                    vals.append(float(x))
     if not vals:
-        raise ValueError(f"{stem}-{which}: no group with a nonzero advantage at that step ({est})")
+        raise ValueError(f"{stem}-{which}: no step of the window had a group with a nonzero advantage ({est})")
     return float(np.mean(vals))
 
 
@@ -269,8 +276,9 @@ register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "r
 register_metric(Metric("length", "history", False, _length, floor=0.0, better="neutral",
                        about="tokens per completion generated in training, mean over steps"))
 for _stem, _about in RANK_READINGS.items():  # a rank probe's readings at the first and the last step (issue 82)
-    for _which, _when in (("start", "at the first training step"), ("end", "at the last training step"),
-                          ("change", "its change from the first training step to the last (last − first)")):
+    for _which, _when in (("start", "over the first steps (the probe's window)"),
+                          ("end", "over the last steps (the probe's window)"),
+                          ("change", "its change over training (last steps − first steps)")):
         register_metric(Metric(f"{_stem}-{_which}", "history", False,
                                lambda r, k, s=_stem, w=_which: _rank(r, s, w),
                                floor=None if _which == "change" else 0.0, better="neutral", about=f"{_about}, {_when}"))
