@@ -115,3 +115,21 @@ def test_a_comparison_with_a_value_is_refused_where_it_cannot_be_read(tmp_path):
         bad.write_text(PLAN.replace(old, new, 1))
         with pytest.raises(PlanError, match=msg):
             read_plan(bad)
+
+
+def test_the_sign_gap_reads_the_same_rows_under_signs_advantages_minus_the_runs_own(tmp_path):
+    """update-signgap: Sign's effective rank minus the run's own on the same completions and gradients; its group
+    form reads only the groups the run's own advantages gave a signal (bound not 0)."""
+    from grpo_lab.study.measures import METRICS
+
+    res = {"config": {"estimator": "grpo"}, "rank_probe": probe(3.0, 2.0)}
+    for step in res["rank_probe"]["end"]:
+        step["by_estimator"]["sign"]["w"].update(update_erank=5.5, group_erank=[2.5, 3.0, 3.5])
+    assert METRICS["update-signgap-end"].read(res, 0) == pytest.approx(3.5)
+    assert METRICS["group-signgap-end"].read(res, 0) == pytest.approx(((2.5 - 1.5) + (3.0 - 1.8)) / 2)  # not 3rd
+    res["rank_probe"]["end"][0]["by_estimator"]["sign"]["w"]["update_erank"] = -1.0
+    with pytest.raises(ValueError, match="not a number >= 0"):
+        METRICS["update-signgap-end"].read(res, 0)
+    del res["rank_probe"]["end"][0]["by_estimator"]["sign"]
+    with pytest.raises(KeyError, match="has no sign readings"):
+        METRICS["group-signgap-end"].read(res, 0)

@@ -193,7 +193,18 @@ RANK_READINGS = {  # a rank probe's readings (RunConfig.rank_probe, issue 82): m
                    "a nonzero advantage), mean over groups with a nonzero bound",
     "group-reference": "the effective rank a group's contribution matrix would have with orthogonal rows, mean over "
                        "groups with a nonzero bound",
+    "update-signgap": "how much higher the batch update's effective rank is under Sign's equal-size advantages than "
+                      "under the run's own, on the same completions and gradients (what the advantages' sizes "
+                      "alone do), mean over the probe's steps with a nonzero update and its blocks",
+    "group-signgap": "how much higher a group's effective rank is under Sign's advantages than under the run's own, "
+                     "on the same completions and gradients, mean over the groups with a nonzero bound",
 }
+
+
+def _number(x, stem: str) -> float:
+    if not (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0):
+        raise ValueError(f"{stem}: an effective rank of {x!r}, not a number >= 0 (damaged?)")
+    return float(x)
 
 
 def _rank(result: dict, stem: str, which: str) -> float:
@@ -201,7 +212,8 @@ def _rank(result: dict, stem: str, which: str) -> float:
     the advantages the run trained on: a batch-update reading averaged over the window's steps whose update is not
     0 (bound 0: every group degenerate) and the probe's blocks; a group reading over the groups whose bound is not 0
     (a degenerate group has no contribution to measure), of every step and block. "change": end minus start.
-    Damaged values are named, not averaged."""
+    ``…-signgap``: Sign's reading minus the run's own on the same rows, over the groups (steps) the run's own
+    advantages gave a signal. Damaged values are named, not averaged."""
     if which == "change":
         return _rank(result, stem, "end") - _rank(result, stem, "start")
     probe = result.get("rank_probe")
@@ -219,10 +231,22 @@ def _rank(result: dict, stem: str, which: str) -> float:
         if not isinstance(per, dict) or not per:
             raise KeyError(f"{stem}-{which} (its {which} reading of step {reading.get('step')} has no {est} readings)")
         for block, row in per.items():
+            field = "erank" if what == "signgap" else what
             if kind == "update":
-                xs, bounds = [row[f"update_{what}"]], [row["update_bound"]]
+                xs, bounds = [row[f"update_{field}"]], [row["update_bound"]]
             else:
-                xs, bounds = row[f"group_{what}"], row["group_bound"]
+                xs, bounds = row[f"group_{field}"], row["group_bound"]
+            if what == "signgap":  # the same rows weighted by Sign's advantages, minus the run's own
+                sign = (reading.get("by_estimator") or {}).get("sign", {}).get(block)
+                if not isinstance(sign, dict):
+                    raise KeyError(f"{stem}-{which} (its {which} reading of step {reading.get('step')} has no sign "
+                                   "readings)")
+                if kind == "update":
+                    xs = [_number(sign["update_erank"], stem) - _number(row["update_erank"], stem)]
+                else:
+                    xs = [_number(a, stem) - _number(b, stem) for a, b in zip(sign["group_erank"], row["group_erank"])]
+                vals += [x for x, bound in zip(xs, bounds) if bound > 0]
+                continue
             for x, bound in zip(xs, bounds):
                 ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
                 if not ok or (what in ("erank", "count") and x > bound + 1e-6):
@@ -281,7 +305,8 @@ for _stem, _about in RANK_READINGS.items():  # a rank probe's readings at the fi
                           ("change", "its change over training (last steps − first steps)")):
         register_metric(Metric(f"{_stem}-{_which}", "history", False,
                                lambda r, k, s=_stem, w=_which: _rank(r, s, w),
-                               floor=None if _which == "change" else 0.0, better="neutral", about=f"{_about}, {_when}"))
+                               floor=None if _which == "change" or "signgap" in _stem else 0.0, better="neutral",
+                               about=f"{_about}, {_when}"))
 TRUNCATED = "completions/clipped_ratio"  # TRL's share of a step's completions cut at max_completion_length
 register_metric(Metric("truncated", "history", True, lambda r, k: float(_share(TRUNCATED)(r).mean()), better="lower",
                        about="the share of training completions cut at max_completion_length (TRL's "
