@@ -1,0 +1,51 @@
+"""Issue 82: study 6's plan (the rank of GRPO's gradient on SmolLM2) is read by the engine as PLAN.md describes it:
+study 3's task and training with 16 completions a step at every G, the rank probe over six first and six last steps,
+nine arms of four seeds, the five planned tests with their rules, and the budget with its cut."""
+
+import tomllib
+from pathlib import Path
+
+from grpo_lab.study import Study, read_plan
+from grpo_lab.study.run import units
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+PLAN6 = RESULTS / "smollm2-study6" / "plan.toml"
+
+
+def test_study_6s_base_is_study_3s_task_and_training_with_a_probe_and_a_small_evaluation():
+    six = tomllib.loads(PLAN6.read_text())["base"]
+    three = tomllib.loads((RESULTS / "smollm2-study3" / "plan.toml").read_text())["base"]
+    for k in ("policy", "task", "steps", "max_completion_length", "lora_r", "train_problems", "disjoint",
+              "generation", "logprobs", "gradient_checkpointing", "threads"):
+        assert six[k] == three[k], k
+    assert (six["rank_probe"], six["eval_without_replacement"], six["eval_dtype"]) == (6, True, "float32")
+    assert "PLAN.md" in PLAN6.read_text() and (PLAN6.parent / "PLAN.md").is_file()
+
+
+def test_study_6_has_nine_arms_of_equal_completions_and_its_five_planned_tests():
+    plan = read_plan(PLAN6)
+    assert len(plan.arms) == 9 and len(units(plan)) == 36 and plan.budget_hours == 30
+    shapes = {(a.method, a.config.group_size, a.config.prompts_per_step) for a in plan.arms.values()}
+    assert shapes == {(m, g, 16 // g) for m in ("grpo", "drgrpo", "sign") for g in (4, 8, 16)}
+    assert {a.config.learning_rate for a in plan.arms.values()} == {2.1e-4}
+    assert all(a.seeds == [0, 1, 2, 3] for a in plan.arms.values())
+    assert plan.primary.text == "update-erank-end" and plan.primary.better == "neutral"
+    assert (plan.df, plan.correction, plan.alpha) == ("welch", "holm", 0.05)
+    planned = [c for c in plan.comparisons if c.family == "planned"]
+    assert [(c.a, c.b, c.level, c.measure.text) for c in planned] == [
+        ("grpo-g16", "2", 2.0, "update-erank-end"), ("grpo-g4", "2", 2.0, "update-erank-end"),
+        ("grpo-g4", "grpo-g16", None, "update-erank-end"), ("grpo-g16", "0", 0.0, "update-erank-change"),
+        ("grpo-g16", "0", 0.0, "update-signgap-end")]
+    hyp = {h.name: h for h in plan.hypotheses}
+    assert [(n, h.predicts, h.margin) for n, h in hyp.items()] == [
+        ("H1", "a", 1.0), ("H1b", "a", 1.0), ("H2", "a", 1.0), ("H3", "b", None), ("H4", "a", None)]
+    assert set(plan.manipulation) == set(plan.arms) and {m.text for m in plan.manipulation.values()} == {"pass@1"}
+
+
+def test_study_6_status_reads_offline():
+    from grpo_lab.cli import main
+
+    s = Study.load(PLAN6)
+    assert not [(n, a.refused) for n, a in s.data.items() if a.refused]
+    assert s.total == 36
+    assert main(["study", "status", str(PLAN6)]) == 0
