@@ -60,6 +60,15 @@ def _versions() -> dict:
     return out
 
 
+def check_eval_samples(cfg: RunConfig) -> None:
+    """``ValueError`` where a language-model run's evaluation samples fewer completions a problem than its group size:
+    the report estimates the degenerate fraction at G from them. A study plan checks every arm with it before anything
+    runs (issue 82: study 6's G = 8 arm was refused only after the G = 4 arm's start had been evaluated)."""
+    if cfg.policy != "tabular" and cfg.eval_samples < cfg.group_size:
+        raise ValueError(f"eval_samples ({cfg.eval_samples}) must be at least the group size ({cfg.group_size}): "
+                         "the report estimates the degenerate fraction at G from the evaluation's samples")
+
+
 def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | None = None,
                  quick: bool = False) -> dict:
     if not list(estimators) or not list(seeds):
@@ -70,9 +79,7 @@ def write_config(out: Path, estimators, seeds, base: RunConfig, command: str | N
         from .runner import run_dtype, train_precision
 
         run_dtype(base)  # bf16 that cannot train here (full fine-tuning, no bf16 on the device) fails before any work
-    if base.policy != "tabular" and base.eval_samples < base.group_size:
-        raise ValueError(f"eval_samples ({base.eval_samples}) must be at least the group size ({base.group_size}): "
-                         "the report estimates the degenerate fraction at G from the evaluation's samples")
+    check_eval_samples(base)
     conf = dict(estimators=list(estimators), seeds=[int(s) for s in seeds], base=asdict(base), command=command,
                 quick=bool(quick),
                 versions=_versions(), created=time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -5,6 +5,8 @@ nine arms of four seeds, the five planned tests with their rules, and the budget
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from grpo_lab.study import Study, read_plan
 from grpo_lab.study.run import units
 
@@ -49,3 +51,15 @@ def test_study_6_status_reads_offline():
     assert not [(n, a.refused) for n, a in s.data.items() if a.refused]
     assert s.total == 36
     assert main(["study", "status", str(PLAN6)]) == 0
+
+
+def test_an_arm_whose_evaluation_samples_fewer_than_its_group_is_refused_before_anything_runs(tmp_path):
+    """Study 6's first start had been evaluated before its G = 8 arm was refused (eval_samples 4 < G): the plan is
+    now refused when read, naming the arm, so no work is spent on a study that cannot finish."""
+    from grpo_lab.study import PlanError
+
+    text = PLAN6.read_text().replace('plan = "PLAN.md"\n', "").replace("eval_samples = 16", "eval_samples = 4")
+    (tmp_path / "plan.toml").write_text(text)
+    with pytest.raises(PlanError, match=r"\[arms.grpo-g8\]: not a valid run: eval_samples \(4\) must be at least the "
+                                        r"group size \(8\)"):
+        read_plan(tmp_path / "plan.toml")

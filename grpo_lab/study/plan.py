@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple
 
-from ..compare import shared_settings
+from ..compare import check_eval_samples, shared_settings
 from ..config import PER_RUN, RunConfig, method_key
 from ..io import fingerprint
 from ..stats import DFS
@@ -447,6 +447,7 @@ def read_plan(path) -> Plan:
         try:
             cfg = RunConfig(**{**base, **settings}).with_run(method, 0)
             cfg.validate(here=False)
+            check_eval_samples(cfg)  # what writing its directory's config would refuse, before any arm runs
         except (TypeError, ValueError) as e:
             raise PlanError(f"{where}: not a valid run: {e}") from None
         _policy(cfg.policy, path.parent, where)
