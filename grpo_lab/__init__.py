@@ -15,6 +15,8 @@ from .advantages import (
     dapo_keep_mask,
     drgrpo,
     grpo,
+    grpo_near,
+    minority,
     register_estimator,
     rloo,
     sign,
@@ -29,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ESTIMATORS", "AVSPOController", "avspo", "avspo_code", "compute_advantages", "dapo", "dapo_keep_mask",
-    "drgrpo", "grpo", "register_estimator", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
+    "drgrpo", "grpo", "grpo_near", "minority", "register_estimator", "rloo", "sign", "maj_at_k", "pass_at_k", "pass_at_k_curve", "collapse_rate",
     "degeneracy_rate", "dynamic_sampling_rounds", "filter_groups", "jensen_gap", "signal_kept", "success_rates", "inspect_run", "read_log", "grpo_loss",
     "__version__",
 ]

@@ -30,6 +30,8 @@ name           advantage of completion i in group g                  source
                with no signal (the paper's gradient correction)
 ``gpg_verl``   B/#{r != 0} (r_i - mean_g) (verl's ``gpg``)           verl 0.9.1
 ``maxrl``      (r_i - mean_g) / mean_g (0 where mean_g = 0)          arXiv 2602.02710
+``grpo_near``  GRPO, groups where at most 1 completion differs from   grpo-lab's reading of the
+               the group's most common reward zeroed                 near-degenerate warning
 =============  ====================================================  ==================
 """
 
@@ -41,7 +43,7 @@ from typing import Callable
 
 import torch
 
-from ._checks import as_flag
+from ._checks import as_flag, as_int
 from ._checks import as_number as check_option
 from ._groups import (WIDE_LIMIT, Grouped, GroupStats, check_group_size, group, group_stats, homogeneous, pool,
                       std_from, zero_unscored)
@@ -185,6 +187,43 @@ def dapo(rewards, group_size: int | None = None, *, tol: float = DEFAULT_TAU, ep
     stats = group_stats(g.values, g.valid)
     keep = ~homogeneous(stats, tol)
     return _finish(g, _normalise(stats, eps, unbiased) * keep.unsqueeze(1))
+
+
+def minority(rewards, group_size: int | None = None, *, nan_policy: str = "unscored") -> torch.Tensor:
+    """``[B]`` per group: how many scored completions differ from the group's most common reward (lesson 14).
+
+    With 0/1 rewards and k successes of n scored, ``min(k, n - k)``: 0 for a degenerate group, 1 for a group with one
+    lucky success (or one unlucky failure). Any rewards: ``n - `` the count of the most frequent value (exact
+    equality). Unscored completions (NaN) count for nothing.
+    """
+    g = group(rewards, group_size, nan_policy)
+    v = g.values
+    valid = torch.ones_like(v, dtype=torch.bool) if g.valid is None else g.valid
+    same = (v.unsqueeze(2) == v.unsqueeze(1)) & valid.unsqueeze(2) & valid.unsqueeze(1)  # [B, G, G]
+    return valid.sum(1) - same.sum(2).amax(1)
+
+
+def grpo_near(rewards, group_size: int | None = None, *, max_minority: int = 1, eps: float = DEFAULT_EPS,
+              unbiased: bool = True, nan_policy: str = "unscored") -> torch.Tensor:
+    """GRPO with near-degenerate groups zeroed (lesson 14; study 7, issue 82).
+
+    ``A_i = keep_g * (r_i - mean_g) / (std_g + eps)``, ``keep_g = minority_g > max_minority``, where
+    :func:`minority` counts the completions that differ from the group's most common reward. With 0/1 rewards and the
+    default ``max_minority = 1``, a group with one success among failures (GRPO gives that success
+    ``(G - 1) / sqrt(G)``) or one failure among successes trains nothing, and neither do degenerate groups. This is
+    grpo-lab's reading of the warning that near-degenerate groups are harmful, not just idle (the degenerate-groups
+    summary in the project's papers: std normalisation turns one lucky success into a large advantage; methods that
+    treat the within-group statistic as a filter discard such groups). Not a published estimator: the filter's
+    threshold is this function's option. Zeroed groups stay in the batch, as GRPO's degenerate groups do.
+    """
+    eps = _eps(eps)
+    m = as_int("max_minority", max_minority, minimum=0)
+    g = group(rewards, group_size, nan_policy)
+    if m >= g.group_size:
+        raise ValueError(f"max_minority={m} would zero every group of {g.group_size}: at most "
+                         f"{g.group_size - 1} completions can differ from a group's most common reward")
+    keep = minority(rewards, group_size, nan_policy=nan_policy) > m
+    return _finish(g, _normalise(group_stats(g.values, g.valid), eps, unbiased) * keep.unsqueeze(1))
 
 
 # ----------------------------------------------------------------------------- GPG and MaxRL
@@ -437,6 +476,7 @@ _REGISTRY: dict[str, Callable[..., torch.Tensor]] = {
     "gpg": gpg,
     "gpg_verl": gpg_verl,
     "maxrl": maxrl,
+    "grpo_near": grpo_near,
 }
 
 ESTIMATORS: tuple[str, ...] = tuple(_REGISTRY)  # the built-in estimators

@@ -29,6 +29,7 @@ PALETTE = {
     "gpg": dict(color="#e377c2", ls="-", marker="p"),
     "gpg_verl": dict(color="#e7969c", ls="-.", marker="p"),
     "maxrl": dict(color="#393b79", ls="-", marker="<"),
+    "grpo_near": dict(color="#aec7e8", ls="-", marker=">"),
     "dapo": dict(color="#17becf", ls=(0, (4, 3)), marker="x"),
     "grpo+drop": dict(color="#7f7f7f", ls=(0, (4, 3)), marker="*"),
     "grpo+skip": dict(color="#bcbd22", ls=(0, (4, 3)), marker="h"),

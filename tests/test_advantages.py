@@ -416,3 +416,44 @@ def test_python_and_numpy_rewards_are_computed_at_full_precision():
     assert compute_advantages([1e150, 0.0], 2, "maxrl").tolist() == [1.0, -1.0]
     assert compute_advantages(np.array([1, 0, 0, 1]), 4, "sign").dtype == torch.float64
     assert compute_advantages(np.array([1, 0, 0, 1], dtype=np.float32), 4, "sign").dtype == torch.float32
+
+
+# ----------------------------------------------------------------------------- grpo_near (issue 82, study 7)
+
+@pytest.mark.parametrize("G", [2, 4, 8])
+def test_minority_counts_the_completions_off_the_groups_most_common_reward(G):
+    import itertools
+
+    from grpo_lab.advantages import minority
+
+    rows = torch.tensor(list(itertools.product([0.0, 1.0], repeat=G)))
+    k = rows.sum(1)
+    assert minority(rows, G).tolist() == torch.minimum(k, G - k).long().tolist()
+    assert minority(torch.tensor([[0.5, 0.5, 0.2, 0.9]]), 4).tolist() == [2]  # any rewards: n - the mode's count
+    assert minority(torch.tensor([[1.0, float("nan"), 0.0, 1.0]]), 4).tolist() == [1]  # unscored counts for nothing
+
+
+def test_grpo_near_zeroes_the_groups_of_one_lucky_success_and_keeps_grpo_elsewhere():
+    from grpo_lab.advantages import grpo_near
+
+    r = torch.tensor([[1.0, 0, 0, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0],
+                      [0, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0, 0, 0]])
+    near, plain = grpo_near(r, 8), compute_advantages(r, 8, "grpo")
+    kept = torch.tensor([False, True, False, False, True])
+    assert torch.equal(near[kept], plain[kept]) and not near[~kept].any()
+    assert plain[0, 0] == pytest.approx(7 / 8 ** 0.5, rel=1e-3)  # what the filter removes: (G - 1)/sqrt(G)
+    assert near.abs().max() < plain.abs().max()
+    assert torch.equal(grpo_near(r, 8, max_minority=0), compute_advantages(r, 8, "dapo"))  # 0: degenerate only
+    assert not grpo_near(r, 8, max_minority=2)[1].any() and grpo_near(r, 8, max_minority=2)[4].any()
+    assert compute_advantages(r.flatten(), 8, "grpo_near").shape == (40,)
+
+
+@pytest.mark.parametrize("bad, err, msg", [(-1, ValueError, "max_minority must be >= 0"),
+                                           (1.0, TypeError, "max_minority must be an integer"),
+                                           (True, TypeError, "max_minority must be an integer"),
+                                           (4, ValueError, "would zero every group of 4")])
+def test_grpo_near_refuses_a_threshold_it_cannot_use(bad, err, msg):
+    from grpo_lab.advantages import grpo_near
+
+    with pytest.raises(err, match=msg):
+        grpo_near(torch.tensor([1.0, 0, 0, 1]), 4, max_minority=bad)

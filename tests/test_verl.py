@@ -86,8 +86,8 @@ def test_the_plugin_is_loaded_by_verl_itself():
             "print(sorted(k for k in core_algos.ADV_ESTIMATOR_REGISTRY if k.startswith('grpo_lab.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert ("['grpo_lab.avspo', 'grpo_lab.avspo_code', 'grpo_lab.dapo', 'grpo_lab.gpg', 'grpo_lab.maxrl', "
-            "'grpo_lab.sign']") in out.stdout
+    assert ("['grpo_lab.avspo', 'grpo_lab.avspo_code', 'grpo_lab.dapo', 'grpo_lab.gpg', 'grpo_lab.grpo_near', "
+            "'grpo_lab.maxrl', 'grpo_lab.sign']") in out.stdout
 
 
 def test_bad_input_is_named():
