@@ -613,7 +613,6 @@ class RankProbe:
             self.at.setdefault(i, []).append("start")
             self.at.setdefault(steps - window + i, []).append("end")
         self.readings: dict = {"start": [], "end": []}
-        self._done: set = set()
         self.blocks: list[str] = []
         self.shapes: dict = {}
         self.seconds = 0.0
@@ -625,7 +624,7 @@ class RankProbe:
 
         step = int(trainer.state.global_step)
         names = self.at.get(step, [])
-        if not names or step in self._done:
+        if not names or any(r["step"] == step + 1 for r in self.readings[names[0]]):  # read once a step
             return
         if trainer.accelerator.num_processes != 1:
             raise RuntimeError("rank_probe reads every completion's gradient in one process; this run has "
@@ -648,12 +647,11 @@ class RankProbe:
             if e not in advantages:
                 advantages[e] = compute_advantages(rewards.float(), G, e)
         lengths = [len(p) + len(c) for p, c in zip(prompts, comps)]
-        reading = dict(step=int(trainer.state.global_step) + 1, G=int(G), rewards=[float(r) for r in rewards],
+        reading = dict(step=step + 1, G=int(G), rewards=[float(r) for r in rewards],
                        prompts=prompts[::G], completions=comps,  # the tokens, so a reader can recompute it
                        by_estimator=rank_readings(grads, self.shapes, lengths, advantages, G, comps))
         for w in names:
             self.readings[w].append(reading)
-        self._done.add(step)
         self.seconds += time.perf_counter() - t0
 
     def record(self) -> dict:

@@ -201,9 +201,13 @@ RANK_READINGS = {  # a rank probe's readings (RunConfig.rank_probe, issue 82): m
 }
 
 
-def _number(x, stem: str) -> float:
-    if not (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0):
-        raise ValueError(f"{stem}: an effective rank of {x!r}, not a number >= 0 (damaged?)")
+def _recorded(x, bound, where: str) -> float:
+    """A rank probe's recorded value, or a ValueError naming where it is damaged: not a number >= 0, or above
+    ``bound`` (a rank or a count above its arithmetic bound; None: no bound applies)."""
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+    if not ok or (bound is not None and x > bound + 1e-6):
+        raise ValueError(f"{where} is {x!r}, " + ("not a number >= 0" if not ok else
+                                                  f"above its arithmetic bound {bound}") + " (damaged?)")
     return float(x)
 
 
@@ -231,30 +235,19 @@ def _rank(result: dict, stem: str, which: str) -> float:
         if not isinstance(per, dict) or not per:
             raise KeyError(f"{stem}-{which} (its {which} reading of step {reading.get('step')} has no {est} readings)")
         for block, row in per.items():
-            field = "erank" if what == "signgap" else what
+            where = f"{stem}-{which} of {block} at step {reading.get('step')}"
+            xs, bounds = row[f"{kind}_{'erank' if what == 'signgap' else what}"], row[f"{kind}_bound"]
             if kind == "update":
-                xs, bounds = [row[f"update_{field}"]], [row["update_bound"]]
-            else:
-                xs, bounds = row[f"group_{field}"], row["group_bound"]
+                xs, bounds = [xs], [bounds]
+            xs = [_recorded(x, n if what in ("erank", "count") else None, where) for x, n in zip(xs, bounds)]
             if what == "signgap":  # the same rows weighted by Sign's advantages, minus the run's own
                 sign = (reading.get("by_estimator") or {}).get("sign", {}).get(block)
                 if not isinstance(sign, dict):
                     raise KeyError(f"{stem}-{which} (its {which} reading of step {reading.get('step')} has no sign "
                                    "readings)")
-                if kind == "update":
-                    xs = [_number(sign["update_erank"], stem) - _number(row["update_erank"], stem)]
-                else:
-                    xs = [_number(a, stem) - _number(b, stem) for a, b in zip(sign["group_erank"], row["group_erank"])]
-                vals += [x for x, bound in zip(xs, bounds) if bound > 0]
-                continue
-            for x, bound in zip(xs, bounds):
-                ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
-                if not ok or (what in ("erank", "count") and x > bound + 1e-6):
-                    raise ValueError(f"{stem}-{which} of {block} at step {reading.get('step')} is {x!r}, "
-                                     + ("not a number >= 0" if not ok else f"above its arithmetic bound {bound}")
-                                     + " (damaged?)")
-                if bound > 0:
-                    vals.append(float(x))
+                theirs = [sign["update_erank"]] if kind == "update" else sign["group_erank"]
+                xs = [_recorded(y, None, where) - x for y, x in zip(theirs, xs)]
+            vals += [x for x, n in zip(xs, bounds) if n > 0]
     if not vals:
         raise ValueError(f"{stem}-{which}: no step of the window had a group with a nonzero advantage ({est})")
     return float(np.mean(vals))

@@ -567,10 +567,7 @@ def read_plan(path) -> Plan:
             meas = measure(c["measure"], where) if "measure" in c else primary
             if b == "start" and meas.metric.source != "eval":
                 raise PlanError(f"{where}: {meas.text} comes from the training log; the start has none")
-            claim = c.get("claim")
-            if claim is not None and (isinstance(claim, bool) or not isinstance(claim, (int, float))
-                                      or not math.isfinite(claim)):
-                raise PlanError(f"{where}: claim must be a finite number, got {claim!r}")
+            claim = claim_of(c, where)
             contrast = _need(c, "contrast", str, where, None)
             if contrast is not None and not contrast.strip():  # issue 83: a blank one waived the confound check
                 raise PlanError(f"{where}: contrast is blank; it says why arms that differ in more than one setting "
@@ -617,13 +614,17 @@ def read_plan(path) -> Plan:
             raise PlanError(f"{where}: a comparison with a value (b = {level:g}) reads one arm's seeds: it has no "
                             "pairing and no contrast")
         meas = measure(c["measure"], where) if "measure" in c else primary
+        return Spec(a, f"{level:g}", _need(c, "label", str, where, f"{a} − {level:g}"), meas,
+                    _need(c, "family", str, where, "planned" if planned else "exploratory"), planned,
+                    claim_of(c, where), "none", level=level)
+
+    def claim_of(c: dict, where: str) -> float | None:
+        """A comparison's published claim (a finite number), or None."""
         claim = c.get("claim")
         if claim is not None and (isinstance(claim, bool) or not isinstance(claim, (int, float))
                                   or not math.isfinite(claim)):
             raise PlanError(f"{where}: claim must be a finite number, got {claim!r}")
-        return Spec(a, f"{level:g}", _need(c, "label", str, where, f"{a} − {level:g}"), meas,
-                    _need(c, "family", str, where, "planned" if planned else "exploratory"), planned, claim,
-                    "none", level=level)
+        return claim
 
     comparisons = specs("comparisons", True)
     if not comparisons:
@@ -787,9 +788,9 @@ def read_plan(path) -> Plan:
 
     reads = [*(Read(m, list(arms), f"{w}: [measures]", "measures") for m in [primary, *secondary]),
              *(Read(m, list(arms), f"{w}: steps", "steps") for m in steps),
-             *(Read(spec.measure, [x for n in (spec.a, spec.b, spec.c, spec.d)
-                                   if n and n != "start" and not (n == spec.b and spec.level is not None)
-                                   for x in members(n)],
+             *(Read(spec.measure, [x for n in ((spec.a,) if spec.level is not None else
+                                             (spec.a, spec.b, spec.c, spec.d))
+                                   if n and n != "start" for x in members(n)],
                     f"{w}: {spec.label!r}", "comparison") for spec in [*comparisons, *exploratory]),
              *(Read(sel.by, sel.among, f"{w}: [selections.{sel.name}]", "selection") for sel in selections.values()),
              *(Read(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}", "curve") for cv in curves),
