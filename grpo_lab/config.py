@@ -147,6 +147,11 @@ class RunConfig:
                                                "repeats its frequent problems: study 3's 500 draws were 237); "
                                                "refused, with the task's size, where its part of the problem space "
                                                "holds fewer (runner.eval_problems)", "--eval-without-replacement")
+    eval_tasks_whole: bool = _f(False, "with --disjoint, draw each of eval_tasks' problems from its whole problem "
+                                       "space instead of its test tenth: for a task held out from training by "
+                                       "construction (two-digit training, one-digit evaluation) whose tenth is too "
+                                       "small; the held-out check still reads its overlap with the training pool "
+                                       "(runner.task_config)", "--eval-tasks-whole")
     logprobs: str = _f("trl", "how the training pass computes the completions' log-probabilities: trl (TRL's fused "
                               "LM-head kernel; on a CPU it scores every position, prompt included) or completion (the "
                               "completion positions only, in the autocast dtype: grpo_lab.trl.completion_logprobs; "
@@ -203,6 +208,10 @@ class RunConfig:
                 raise ValueError(f"--eval-task {t} needs a real instruct model (--policy smollm2, or a hub id or path)")
         if len(set(self.eval_tasks)) != len(self.eval_tasks) or self.task in self.eval_tasks:
             raise ValueError(f"eval_tasks lists a task twice or the run's own task ({self.task}): {self.eval_tasks}")
+        if self.eval_tasks_whole and not (self.disjoint and self.eval_tasks):
+            raise ValueError("eval_tasks_whole draws the eval_tasks' problems outside the disjoint split: it needs "
+                             f"disjoint = true and at least one eval task (disjoint={self.disjoint}, eval_tasks="
+                             f"{self.eval_tasks})")
         if self.data is not None and not getattr(get_task(self.task), "takes_data", False):
             raise ValueError(f"--data is a local GSM8K file, for --task gsm8k; task {self.task!r} makes its own problems")
         if self.threads is not None:
@@ -304,7 +313,7 @@ FIELD_RULES = dict(
     on_exhausted=("str", None, False), budget_completions=("int", 1, True), epsilon_high=("number", 0, False),
     mask_truncated_completions=("bool", None, False), dtype=("str", None, True), generation=("str", None, False), generation_dtype=("str", None, True), logprobs=("str", None, False),
     eval_dtype=("str", None, True), eval_distinct=("bool", None, False), eval_without_replacement=("bool", None, False),
-    gradient_checkpointing=("bool", None, False), rank_probe=("int", 0, False), threads=("int", 1, True),
+    eval_tasks_whole=("bool", None, False), gradient_checkpointing=("bool", None, False), rank_probe=("int", 0, False), threads=("int", 1, True),
 )
 
 

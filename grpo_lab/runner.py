@@ -126,7 +126,7 @@ def evaluate_policy(model, tokenizer, cfg: RunConfig) -> dict:
               generation=cfg.generation, generation_dtype=dtype, distinct=cfg.eval_distinct)
     out = {}
     for task in (cfg.task, *cfg.eval_tasks):
-        c = replace(cfg, task=task)
+        c = task_config(cfg, task)
         system = system_prompt(c)
         ev = evaluate(model, tokenizer, as_prompted(tokenizer, eval_problems(c), system),
                       batch_size=_eval_batch(system), **kw)
@@ -242,6 +242,15 @@ def train_problems(cfg: RunConfig):
     return out
 
 
+def task_config(cfg: RunConfig, task: str) -> RunConfig:
+    """The settings that draw the evaluation problems of ``task``, the run's own or one of its ``eval_tasks``: the
+    run's, with that task and no eval tasks; an eval task under ``eval_tasks_whole`` is drawn from its whole problem
+    space (not the disjoint split's test tenth), which only a task held out by construction should be."""
+    other = task != cfg.task
+    return replace(cfg, task=task, eval_tasks=[], disjoint=cfg.disjoint and not (other and cfg.eval_tasks_whole),
+                   eval_tasks_whole=False)
+
+
 def overlap(cfg: RunConfig, task: str | None = None) -> dict:
     """How held out the evaluation of ``task`` (default: the run's own) is, from the settings alone: ``draws``
     (evaluation problems drawn), ``distinct`` (distinct prompts among them), ``in_training`` (how many of those are
@@ -255,7 +264,7 @@ def overlap(cfg: RunConfig, task: str | None = None) -> dict:
 
     from .tasks import get_task
 
-    c = replace(cfg, task=task or cfg.task, eval_tasks=[])
+    c = task_config(cfg, task or cfg.task)
     ev = eval_problems(c)
     train = train_problems(cfg)
     pool = {p.prompt for p in train}
@@ -803,7 +812,7 @@ _START_CACHE: dict = {}
 START_SETTINGS = ("policy", "task", "data", "eval_problems", "eval_seed", "eval_samples", "max_completion_length",
                   "smoke", "backend", "dtype", "lora_r", "generation", "generation_dtype", "eval_tasks",
                   "validation_problems", "disjoint", "eval_dtype", "eval_distinct",
-                  "eval_without_replacement")  # what the start's evaluation depends on (not the learning rate)
+                  "eval_without_replacement", "eval_tasks_whole")  # what the start's evaluation depends on (not the learning rate)
 
 
 def start_key(cfg: RunConfig) -> str:

@@ -289,11 +289,9 @@ class Study:
             return sampling["problem_of_draw"]
         key = (arm, measure.split, measure.task)
         if key not in self._groups:
-            from dataclasses import replace
+            from ..runner import eval_problems, task_config, validation_problems
 
-            from ..runner import eval_problems, validation_problems
-
-            cfg = a.arm.config if measure.task is None else replace(a.arm.config, task=measure.task, eval_tasks=[])
+            cfg = a.arm.config if measure.task is None else task_config(a.arm.config, measure.task)
             probs = validation_problems(cfg) if measure.split == "validation" else eval_problems(cfg)
             index: dict = {}
             self._groups[key] = [index.setdefault(p.prompt, len(index)) for p in probs]
@@ -358,7 +356,7 @@ class Study:
             cfg = arm.config
             for task in (cfg.task, *cfg.eval_tasks):
                 key = (task, cfg.eval_problems, cfg.eval_seed, cfg.task, cfg.train_problems, cfg.data_seed,
-                       cfg.smoke, cfg.data)
+                       cfg.smoke, cfg.data, cfg.disjoint, cfg.eval_without_replacement, cfg.eval_tasks_whole)
                 if key in rows:
                     rows[key][0].append(name)
                     continue

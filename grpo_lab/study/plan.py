@@ -344,14 +344,16 @@ _ENOUGH: dict = {}
 def _enough_problems(cfg: RunConfig, where: str) -> None:
     """Draws without replacement are refused here, before any run trains, where the task's part of the problem space
     holds fewer distinct problems than the plan asks for (issue 80; the error names the task's size)."""
-    from ..runner import eval_problems, validation_problems
+    from ..runner import eval_problems, task_config, validation_problems
 
     key = tuple(getattr(cfg, k) for k in ("task", "eval_problems", "validation_problems", "eval_seed", "disjoint",
-                                          "smoke", "data"))
+                                          "smoke", "data", "eval_tasks_whole")) + tuple(cfg.eval_tasks)
     if key not in _ENOUGH:
         try:
             eval_problems(cfg)
             validation_problems(cfg)
+            for task in cfg.eval_tasks:  # each evaluation task too: found here, not after a run has trained
+                eval_problems(task_config(cfg, task))
             _ENOUGH[key] = None
         except ValueError as e:
             _ENOUGH[key] = str(e)
