@@ -276,7 +276,7 @@ S6 = json.loads((resources.files("grpo_lab") / "data" / "smollm2_study6.json").r
 print(f"study 6: {S6['done']} of {S6['total']} runs finished when the data were written"
       + ("" if S6["complete"] else " (interim: no verdict yet; the readings below are descriptive)"))
 COLUMNS = {"update-erank-start": "update, start", "update-erank-end": "update, end", "update-bound-end": "its bound",
-           "update-signgap-end": "sign gap", "group-erank-end": "a group, end", "group-reference-end": "orthogonal",
+           "update-signgap-end": "sign gap", "group-erank-end": "a group, end", "group-reference-end": "orth. rows",
            "group-bound-end": "its bound"}  # each a mean over the window's steps and the six matrices
 ARMS6 = sorted(S6["arms"], key=lambda a: (["grpo", "drgrpo", "sign"].index(S6["arms"][a]["method"]),
                                           S6["arms"][a]["settings"]["group_size"]))
@@ -308,8 +308,10 @@ else:
 # %% [markdown]
 # How to read the table: `update-bound-end` is the arithmetic's ceiling, so an effective rank well below it is
 # something the gradients do, not the advantages; a positive `update-signgap-end` is the part of the rank that
-# Sign's equal-size advantages would add on the same gradients; `group-reference-end` beside `group-erank-end`
-# says how far a group's rows are from orthogonal. The plan's verdicts (H1 to H4, above) are drawn by the study
+# Sign's equal-size advantages would add on the same gradients; the orthogonal reference beside a group's rank
+# says how far its rows are from orthogonal. That reference counts every nonzero row as its own direction,
+# repeated completions included, so where it exceeds the group's bound (which counts distinct completions) the gap
+# is duplication: the policy sampling the same completion several times in one group, not the gradients' geometry. The plan's verdicts (H1 to H4, above) are drawn by the study
 # engine once every run has finished, with Holm's correction over the five; the real-model guide carries the
 # study's line.
 

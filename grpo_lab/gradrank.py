@@ -152,7 +152,10 @@ def orthogonal_reference(C: torch.Tensor) -> float:
 
     What the advantages' and gradients' sizes alone give; read a measured :func:`effective_rank` beside it to
     see how much of a low effective rank is direction (rows that point alike) and how much is size (one row
-    much longer than the rest, as std normalisation makes a lucky success's row).
+    much longer than the rest, as std normalisation makes a lucky success's row). Every nonzero row counts as its own
+    direction, identical completions included: where a group repeats a completion (common late in training) the
+    reference can exceed :func:`group_rank_bound`'s count of distinct completions, and the gap is duplication, not
+    the gradients' geometry.
     """
     return effective_rank(torch.diag(C.double().norm(dim=1)))
 
