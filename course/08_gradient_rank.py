@@ -243,9 +243,10 @@ checks.check_prediction(my_prediction, update_erank["start"][BLOCKS[0]][-1],
 # update, each beside the bound the arithmetic sets (`grpo_lab.gradrank`). Two readings separate arithmetic
 # from training:
 #
-# - **the bound**: an update's rank cannot exceed `min(out, in, positions read)` (576 here), and a group's
-#   cannot exceed its nonzero advantages; the **orthogonal reference** is what the rows' sizes alone allow
-#   (one lucky success in 16 under GRPO: 7.7 even for orthogonal gradients);
+# - **the bound**: an update's rank cannot exceed `min(out, in, positions read)` (576 at most here, fewer where few
+#   completions carry an advantage), and a group's cannot exceed its nonzero advantages or its distinct completions;
+#   the **orthogonal reference** is what the rows' sizes alone allow (one lucky success in 16 under GRPO: 7.7 even
+#   for orthogonal gradients);
 # - **the sign gap**: the same completions' gradients weighted by Sign's equal-size advantages instead of the
 #   run's own, effective rank minus effective rank. It is what the advantages' sizes do; the rest is the
 #   gradients'.
