@@ -28,6 +28,11 @@ def draw(study: Study) -> None:
             for r in [*study.planned, *study.exploratory] if r.d is not None]
     fig = comparison_intervals(rows, margin=p.margin, xlabel=f"difference (a − b), {100 * (1 - p.alpha):.4g}% interval before correction",
                                title=f"{p.title} — the comparisons")
+    if not rows:  # an interim study whose comparisons have no interval yet: say so on the page, not an empty frame
+        fig.axes[0].text(0.5, 0.5, f"no comparison can be read yet: {study.done} of {study.total} runs finished "
+                         "(an interval needs at least 2 seeds an arm)", transform=fig.axes[0].transAxes, ha="center",
+                         va="center", fontsize=9)
+        fig.axes[0].set_yticks([])
     fig.savefig(p.home / "comparisons.png")
 
     for i, cr in enumerate(study.curves):  # issue 57: a measure against one setting, one line per method
