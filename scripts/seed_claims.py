@@ -38,10 +38,6 @@ HEAD = ["| claim | study | what is read | verdict | interval and what it bounds 
         "|---|---|---|---|---|"]
 
 
-def _f(x: float) -> str:
-    return f"{x:+.3f}"
-
-
 def _link(path: Path, page: Path) -> str:
     import os
 
@@ -166,11 +162,12 @@ def table(claims_path: Path = CLAIMS, results: Path = RESULTS, page: Path = PAGE
 
 
 def fill(text: str, block: str) -> str:
-    begin, end = MARKERS
-    if begin not in text or end not in text:
-        raise ValueError(f"the page holds no {begin} ... {end} block")
-    a, b = text.index(begin) + len(begin), text.index(end)
-    return text[:a] + "\n" + block + "\n" + text[b:]
+    """``text`` with the table between its markers (readme_excerpt.fill), or a ValueError naming the missing block."""
+    from readme_excerpt import fill as fill_between
+
+    if MARKERS[0] not in text or MARKERS[1] not in text:
+        raise ValueError(f"the page holds no {MARKERS[0]} ... {MARKERS[1]} block")
+    return fill_between(text, MARKERS, block)
 
 
 def main(argv=None) -> int:
