@@ -317,6 +317,50 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
     return out
 
 
+SUCCESS_SIGNS = ("length", "answered", "repeats_prompt", "no_working")  # what a success's record sums
+
+
+def success_signatures(rewards, G: int, signs) -> dict | None:
+    """What a batch's successful completions look like, split by how many of their group succeeded: ``sole``, the
+    one success of a group whose other G - 1 completions failed (k = 1: the lucky success std normalisation scales to
+    ``(G - 1)/sqrt(G)``, issue 39; study 7, issue 82), and ``shared``, a success in a group with k >= 2.
+
+    ``rewards``: the batch's 0/1 rewards, groups of ``G`` in order (NaN: unscored, counted as a failure, as
+    :func:`batch_metrics` counts it). ``signs[i]``: completion ``i``'s record, a dict with ``length`` (its tokens)
+    and the booleans of :func:`grpo_lab.tasks.signatures` (``answered``, ``repeats_prompt``, ``no_working``), or
+    None where it was not read (a failure, or a completion another process holds); a success's record is read
+    where given. Returns, per kind, ``n`` and the sum of each of :data:`SUCCESS_SIGNS` over the records read, so
+    windows, steps and runs add exactly (a share is ``sum / n``); None where the rewards are not 0/1.
+    """
+    g = group(rewards, G)
+    vals = torch.nan_to_num(g.values, nan=0.0)
+    if not bool(((vals == 0) | (vals == 1)).all()):
+        return None
+    flat = vals.reshape(-1)
+    if len(signs) != flat.numel():
+        raise ValueError(f"got {len(signs)} completion records for {flat.numel()} rewards")
+    k = vals.sum(dim=1).round().long()
+    out = {kind: dict(n=0, **{s: 0.0 for s in SUCCESS_SIGNS}) for kind in ("sole", "shared")}
+    for i, rec in enumerate(signs):
+        if rec is None or flat[i] != 1:
+            continue
+        missing = [s for s in SUCCESS_SIGNS if s not in rec]
+        if missing:
+            raise ValueError(f"completion {i}'s record lacks {', '.join(missing)}")
+        kind = out["sole" if int(k[i // g.group_size]) == 1 else "shared"]
+        kind["n"] += 1
+        for s in SUCCESS_SIGNS:
+            kind[s] += float(rec[s])
+    return out
+
+
+def add_success_signatures(a: dict | None, b: dict | None) -> dict | None:
+    """Two :func:`success_signatures` sums added (None where neither holds one)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return {kind: {key: a[kind][key] + b[kind][key] for key in a[kind]} for kind in a}
+
+
 def degenerate_per_problem(n: int, correct, G: int) -> tuple[np.ndarray, np.ndarray]:
     """Per problem, unbiased estimates of ``(1-p)^G`` (all fail) and ``p^G`` (all pass) from c correct of n samples.
 

@@ -49,7 +49,7 @@ from .advantages import AVSPOController, compute_advantages, estimator_names, is
 from .generation import get_engine
 from .loss import LOSS_TYPES, kl_k3
 from .sampling import PromptStream, check_sampling, check_trainer_settings, get_sampling, sampled_batch
-from .starvation import batch_metrics, filter_groups
+from .starvation import add_success_signatures, batch_metrics, filter_groups, success_signatures
 
 try:  # transformers is optional for ``import grpo_lab``; the callback needs it
     from transformers import TrainerCallback
@@ -214,6 +214,7 @@ class GrpoLabMixin:
                               batches=0, skipped_prompts=0)  # cumulative over the run
         self._grpo_lab_rewards_per_func = None  # TRL's per-function rewards of the batch being scored
         self.last_fluke = None  # the latest round's largest-advantage completion: text, advantage, its group's rewards
+        self.last_successes = None  # the latest round's successes: sole and shared, their lengths and signs
         self._warned_binary = False  # the sampling warning about non-0/1 rewards is given once
         self._stream = self._seen = self._skip_gen = None  # the prompt stream, prompts' latest verdicts, skip draws
         if self.sampling_rule.acts or self.skip_prob > 0:
@@ -265,6 +266,9 @@ class GrpoLabMixin:
             self.last_fluke = dict(advantage=float(self.last_advantages[top]), group=top // G,
                                    group_rewards=[None if torch.isnan(r) else float(r) for r in group],
                                    completion=self._tokenizer.decode(ids, skip_special_tokens=True))
+        self.last_successes = None  # what the round's successes look like, sole (k = 1) and shared (issue 82)
+        if mode == "train" and any(isinstance(cb, StarvationCallback) for cb in self.callback_handler.callbacks):
+            self.last_successes = self._success_signs(inputs, output, start, G)
         for cb in self.callback_handler.callbacks:
             if isinstance(cb, StarvationCallback):
                 cb.observe(self, mode, self.last_rewards, self.last_advantages, G)
@@ -272,6 +276,22 @@ class GrpoLabMixin:
         if probe is not None and mode == "train":
             probe.observe(self, output, G)
         return output
+
+    def _success_signs(self, inputs, output, start: int, G: int):
+        """:func:`grpo_lab.starvation.success_signatures` of this process's successes: each one's length in tokens
+        and its shortcut signs (:func:`grpo_lab.tasks.signatures`, read against its own prompt), each counted as the
+        sole success of its group or a shared one by the whole batch's rewards. Other processes' completions are
+        not read (a multi-process run records the main process's share)."""
+        from .tasks import Problem, _text, signatures
+
+        signs = [None] * len(self.last_rewards)
+        for i, x in enumerate(inputs):
+            if self.last_rewards[start + i] == 1:
+                mask = output["completion_mask"][i].bool()
+                text = self._tokenizer.decode(output["completion_ids"][i][mask], skip_special_tokens=True)
+                problem = Problem(_text(x["prompt"]), str(x.get("answer", "")), 0)
+                signs[start + i] = {**signatures(text, problem), "length": int(mask.sum())}
+        return success_signatures(self.last_rewards, G, signs)
 
     def _generate_and_score_completions(self, inputs):
         if not self.model.training:
@@ -530,7 +550,9 @@ class StarvationCallback(TrainerCallback):
     k = 0 … G correct, summed over the window) is not a scalar: it goes to the JSONL file
     and to the trainer's log history as ``starvation/success_hist``; so does ``starvation/max_advantage_completion``:
     the completion that received the window's largest advantage (its text, advantage and its group's rewards: the
-    update that carried a lucky success, issue 39).
+    update that carried a lucky success, issue 39); and ``starvation/successes``, what the window's successful
+    completions look like, the sole success of an otherwise all-fail group apart from the others (their counts and
+    summed lengths and shortcut signs, :func:`grpo_lab.starvation.success_signatures`; issue 82's study 7).
 
     With ``jsonl_path``, the main process appends one JSON object per log: the trainer's
     logs plus ``step`` and the histogram. Formulas: :func:`grpo_lab.starvation.batch_metrics`.
@@ -541,6 +563,7 @@ class StarvationCallback(TrainerCallback):
         self.attached = False
         self._hist = None
         self._fluke = None
+        self._successes = None
 
     def observe(self, trainer, mode: str, rewards, advantages, G: int) -> None:
         m = batch_metrics(rewards, advantages, G)
@@ -551,6 +574,8 @@ class StarvationCallback(TrainerCallback):
             h = m["success_hist"]
             self._hist = h if self._hist is None or len(self._hist) != len(h) else [a + b for a, b in
                                                                                    zip(self._hist, h)]
+        if mode == "train":
+            self._successes = add_success_signatures(self._successes, getattr(trainer, "last_successes", None))
         fluke = getattr(trainer, "last_fluke", None)
         if mode == "train" and fluke is not None and (self._fluke is None or fluke["advantage"] > self._fluke["advantage"]):
             self._fluke = fluke  # the logging window's largest advantage, for the JSONL row
@@ -575,11 +600,12 @@ class StarvationCallback(TrainerCallback):
             if state.log_history:  # and in the history a run's result keeps
                 state.log_history[-1].update(derived)
         row = {"step": state.global_step, **logs, "starvation/success_hist": self._hist,
-               "starvation/max_advantage_completion": self._fluke}
+               "starvation/max_advantage_completion": self._fluke, "starvation/successes": self._successes}
         if state.log_history:
             state.log_history[-1]["starvation/success_hist"] = self._hist
             state.log_history[-1]["starvation/max_advantage_completion"] = self._fluke
-        self._hist = self._fluke = None
+            state.log_history[-1]["starvation/successes"] = self._successes
+        self._hist = self._fluke = self._successes = None
         if self.jsonl_path is not None and state.is_world_process_zero:
             import json
             from pathlib import Path

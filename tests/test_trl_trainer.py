@@ -91,12 +91,15 @@ def test_starvation_callback_matches_grpo_lab_starvation(tmp_path):
     import json
 
     from grpo_lab.starvation import collapse_rate
+    from grpo_lab.tasks import Problem, signatures
     from grpo_lab.trl import StarvationCallback
 
     batches = [[0, 0, 0, 0, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 1, 1, 1]]
     pattern = iter(batches)
+    seen = []  # each batch's prompts and completions, as the reward function got them
 
     def scripted(prompts, completions, **kwargs):
+        seen.append((list(prompts), list(completions)))
         return [float(x) for x in next(pattern)]
 
     tok = char_tokenizer()
@@ -110,7 +113,8 @@ def test_starvation_callback_matches_grpo_lab_starvation(tmp_path):
     trainer.train()
     rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
     assert len(rows) == 3
-    for b, row, hist in zip(batches, rows, trainer.state.log_history):
+    assert len(seen) == 3  # one scored batch a step
+    for b, row, hist, (prompts, completions) in zip(batches, rows, trainer.state.log_history, seen):
         cs = collapse_rate(torch.tensor(b, dtype=torch.float32), G)
         for key, want in [("acr", cs.acr), ("all_fail", cs.frac_all_fail), ("all_pass", cs.frac_all_pass)]:
             assert row[f"starvation/{key}"] == pytest.approx(want)
@@ -119,6 +123,18 @@ def test_starvation_callback_matches_grpo_lab_starvation(tmp_path):
         k = torch.tensor(b).view(-1, G).sum(1)
         assert row["starvation/success_hist"] == torch.bincount(k, minlength=G + 1).tolist()
         assert row["reward"] == pytest.approx(sum(b) / len(b))
+        # issue 82: the successes' signs, each success counted as its group's only one (k = 1) or a shared one
+        got = row["starvation/successes"]
+        assert got == hist["starvation/successes"]
+        assert got["sole"]["n"] == int((k == 1).sum()) and got["shared"]["n"] == int(k[k >= 2].sum())
+        for kind, want in (("sole", k == 1), ("shared", k >= 2)):
+            picked = [(pr, c) for i, (pr, c) in enumerate(zip(prompts, completions))
+                      if b[i] == 1 and bool(want[i // G])]
+            sig = [signatures(c, Problem(pr, "", 0)) for pr, c in picked]
+            for sign in ("answered", "repeats_prompt", "no_working"):
+                assert got[kind][sign] == sum(x[sign] for x in sig), (kind, sign)
+            assert len(picked) <= got[kind]["length"] <= 4 * len(picked)  # 1 to max_completion_length tokens each
+    assert [r["starvation/successes"]["sole"]["n"] for r in rows] == [1, 0, 0]  # the one lucky success of batch 1
     assert rows[0]["starvation/acr"] == 0.5 and rows[1]["starvation/acr"] == 1.0 and rows[2]["starvation/acr"] == 0
 
 

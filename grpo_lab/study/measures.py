@@ -180,6 +180,59 @@ def _length(result: dict, k: int) -> float:
     return float(np.mean(tokens / count))
 
 
+SUCCESSES = "starvation/successes"  # grpo_lab.starvation.success_signatures' sums, one per logging window
+
+
+def _successes(result: dict) -> dict:
+    """The run's :func:`grpo_lab.starvation.success_signatures` sums added over its training log; each window's
+    entry checked (a count that is no whole number >= 0, a sum of shares above its count or a negative length is a
+    ValueError naming the step, issue 83). A run that logged none (before issue 82's study 7) is a KeyError."""
+    from ..starvation import SUCCESS_SIGNS
+
+    rows = [h for h in result["history"] if h.get(SUCCESSES) is not None]
+    where = f"{result.get('result_source', 'its result file')}'s history"
+    if not rows:
+        raise KeyError(f"{SUCCESSES} (its training log records no successes' signs: logged since issue 82)")
+    total = {kind: dict(n=0, **{s: 0.0 for s in SUCCESS_SIGNS}) for kind in ("sole", "shared")}
+    for i, h in enumerate(rows):
+        step = h.get("step", i + 1)
+        for kind in total:
+            rec = (h[SUCCESSES] or {}).get(kind)
+            n = rec.get("n") if isinstance(rec, dict) else None
+            ok = isinstance(n, int) and not isinstance(n, bool) and n >= 0
+            for sign in SUCCESS_SIGNS:
+                v = rec.get(sign) if ok else None
+                ok = ok and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 \
+                    and (sign == "length" or v <= n)
+            if not ok:
+                raise ValueError(f"{SUCCESSES} ({kind}) at step {step} in {where} is {rec!r} (damaged?)")
+            for key in total[kind]:
+                total[kind][key] += rec[key]
+    return total
+
+
+def _success_mean(kind: str, sign: str):
+    """A run's ``kind`` successes' mean ``sign`` (a share, or tokens for ``length``), pooled over its training: the
+    sum over every logged window over their count. A run with no such success gives none (KeyError): a plan reads
+    these in its descriptive ``steps`` table, where such a run is named, not in its measures, where it would be
+    left out of the study."""
+    def read(result: dict, k: int) -> float:
+        t = _successes(result)[kind]
+        if t["n"] == 0:
+            raise KeyError(f"{SUCCESSES} (no {kind} success in its training log)")
+        return t[sign] / t["n"]
+    return read
+
+
+def _sole_share(result: dict, k: int) -> float:
+    """The share of a run's successful training completions that were the only success of their group."""
+    t = _successes(result)
+    n = t["sole"]["n"] + t["shared"]["n"]
+    if n == 0:
+        raise KeyError(f"{SUCCESSES} (no success in its training log)")
+    return t["sole"]["n"] / n
+
+
 RANK_READINGS = {  # a rank probe's readings (RunConfig.rank_probe, issue 82): metric stem -> what it is
     "update-erank": "the effective rank of the batch update, mean over the probe's steps with a nonzero update and "
                     "its blocks",
@@ -304,6 +357,22 @@ TRUNCATED = "completions/clipped_ratio"  # TRL's share of a step's completions c
 register_metric(Metric("truncated", "history", True, lambda r, k: float(_share(TRUNCATED)(r).mean()), better="lower",
                        about="the share of training completions cut at max_completion_length (TRL's "
                        "completions/clipped_ratio, from the run's metrics file), mean over steps"))
+# What the successful training completions look like (issue 82, study 7: "shortcut" measured, not assumed): the
+# sole success of an otherwise all-fail group (the lucky success GRPO scales up) beside the successes of groups with
+# two or more; descriptive, for a plan's `steps` table.
+register_metric(Metric("sole-share", "history", True, _sole_share, better="neutral",
+                       about="the share of successful training completions that were their group's only success "
+                       "(k = 1), pooled over training"))
+for _kind, _which in (("sole", "the only success of their group (k = 1)"),
+                      ("shared", "successes of a group with two or more (k >= 2)")):
+    register_metric(Metric(f"{_kind}-length", "history", False, _success_mean(_kind, "length"), floor=0.0,
+                           better="neutral", about=f"tokens per completion of the training completions that were "
+                           f"{_which}, pooled over training"))
+    for _sign, _what in (("repeats_prompt", "answers with a number of the prompt"),
+                         ("no_working", "answers without working")):
+        register_metric(Metric(f"{_kind}-{_sign.replace('_', '-')}", "history", True, _success_mean(_kind, _sign),
+                               better="neutral", about=f"the share of training completions that were {_which} "
+                               f"and {_what} (grpo_lab.tasks.signatures), pooled over training"))
 register_metric(Metric("adam-near-eps", "history", True,
                        lambda r, k: float(_share("update/adam_near_eps")(r).mean()), better="neutral",
                        about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
