@@ -106,7 +106,7 @@ def study_row(read: dict, results: Path, page: Path, cache: dict | None = None) 
     studies loaded so far, by plan path)."""
     from grpo_lab.study import Study
     from grpo_lab.study.readings import judge
-    from grpo_lab.study.words import bound, interval, level, margin_words, verdict_word
+    from grpo_lab.study.words import bound, interval, judgement_clauses, level, verdict_word
 
     plan = results / read["plan"]
     if not plan.is_file():
@@ -125,13 +125,7 @@ def study_row(read: dict, results: Path, page: Path, cache: dict | None = None) 
         j = judge(h, r)
         if j.verdict == "cannot be read":
             return link, what, _not_read(study, r.why_not if r is not None else None), "—"
-        verdict = f"**{j.verdict}**"
-        if j.size is not None:
-            size = h.size if h.predicts == "a" else -h.size
-            verdict += f"; {j.size} as an explanation of {size:+.2f}"
-        if j.idle is not None:
-            within, yes, no = margin_words(study, h)
-            verdict += f"; {yes if j.idle else no} within {within}"
+        verdict = f"**{j.verdict}**" + "".join(f"; {c}" for c in judgement_clauses(study, h, j) if c)
         verdict += _fragile(study, "hypothesis", h.name) + _did_not_take(study, r)
     else:
         r = study.reading(read["comparison"])

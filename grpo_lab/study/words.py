@@ -365,19 +365,31 @@ def hypothesis_line(study: Study, h, j=None, r=None) -> str:
     return text + "."
 
 
+def judgement_clauses(study: Study, h, j) -> tuple[str | None, str | None]:
+    """A judged hypothesis's size and margin clauses in a few words, each None where its rule has none: ("not
+    refuted as an explanation of +0.45", "not idle within ±0.03"). The brief line and the seed claims' table
+    (scripts/seed_claims.py) both say them this way."""
+    size = idle = None
+    if j.size is not None:
+        gap = h.size if h.predicts == "a" else -h.size
+        size = f"{j.size} as an explanation of {gap:+.2f}"
+    if j.idle is not None:
+        within, yes, no = margin_words(study, h)
+        idle = f"{yes if j.idle else no} within {within}"
+    return size, idle
+
+
 def hypothesis_brief(study: Study, h) -> str:
     """A hypothesis's judgement in a few words: "H1 not supported; refuted as an explanation of +0.10"."""
     r = study.reading(h.test)
     j = judge(h, r)
     name = f"{h.name} ({h.says})" if h.says else h.name
     text = f"{name} **{j.verdict}** ({interval(r)})" if r is not None and r.d is not None else f"{name} {j.verdict}"
-    if j.size is not None:
-        size = h.size if h.predicts == "a" else -h.size
-        text += (f", {'refuted' if j.size == 'refuted' else 'not refuted'} as an explanation of {size:+.2f} "
-                 f"({'per comparison' if h.interval == 'per-comparison' else 'at the Holm level'})")
-    if j.idle is not None:
-        within, yes, no = margin_words(study, h)
-        text += f", {yes if j.idle else no} within {within}"
+    size, idle = judgement_clauses(study, h, j)
+    if size is not None:
+        text += f", {size} ({'per comparison' if h.interval == 'per-comparison' else 'at the Holm level'})"
+    if idle is not None:
+        text += f", {idle}"
     return text
 
 
