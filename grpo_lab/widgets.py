@@ -25,7 +25,13 @@ def bandit_figure(p: float = 0.2, G: int = 4, method: str = "grpo", n_groups: in
 
 
 def _explorer(make_figure, **controls):
-    """Display ``make_figure(**initial values)`` statically, then return sliders that redraw it."""
+    """Display ``make_figure(**initial values)`` statically, then return sliders that redraw it below.
+
+    The sliders' first drawing, which ``ipywidgets.interactive`` makes as it is built, is skipped: the static
+    figure already shows it, and an output captured into a widget while a notebook runs headless makes nbclient
+    (nbgrader's autograde, ``build_notebooks --execute``) send the widget's state back on the shell channel while it
+    waits there for the cell's reply, which sometimes never wakes it (nbclient issue 312; lesson 01's autograde hung
+    one time in six, tests/test_nbgrader.py). Nothing is captured until a slider moves in a live kernel."""
     import ipywidgets as w
     from IPython.display import HTML, display
 
@@ -33,8 +39,12 @@ def _explorer(make_figure, **controls):
     display(HTML("<p><em>The sliders below need a live Python kernel (on a web page, also the Jupyter widget "
                  "manager, loaded from the network); the figure above is their starting state.</em></p>"))
     out = w.Output()
+    first = [True]
 
     def redraw(**values):
+        if first[0]:  # interactive's own first call, as it is built: the static figure above is that drawing
+            first[0] = False
+            return
         out.clear_output(wait=True)
         with out:
             display(make_figure(**values))
