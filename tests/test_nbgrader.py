@@ -19,9 +19,12 @@ LESSON = "01_bernoulli_bandit"  # the shortest lesson to execute (seconds)
 # 6.31.0, 2026-11-25/26: nbgrader autograde of lesson 01 twice, build_notebooks --execute twice). 2026-11-29, with
 # --debug: the client's last message is the kernel's `idle` after lesson 01's explorer cell, whose Output widget has
 # just captured a figure; nbclient's open issue 312 (a cell with ipywidgets sometimes blocks) reads the same. It hit
-# one autograde in six on a loaded machine; 41 explorer cells in one kernel did not reproduce it. The autograde of
-# two submissions took 11-34 s beside two busy study workers, so a command still running after 75 s (over twice
-# that) is the hang: it is run again, at most twice more, and the assertions below are the same for every try.
+# one autograde in six on a loaded machine; 41 explorer cells in one kernel did not reproduce it. nbclient's output
+# widget sends its state on the shell channel while the client waits there; the explorer captured its first drawing
+# into one. Since it no longer does (grpo_lab.widgets), 12 autogrades of two submissions in a row finished (3 hangs
+# in about 12 before). The watchdog stays: the autograde of two submissions took 11-56 s beside two busy study
+# workers, so a command still running after 75 s is a hang: it is run again, at most twice more, and the
+# assertions below are the same for every try.
 HANG_S, TRIES = 75, 3
 
 
