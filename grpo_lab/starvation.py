@@ -296,19 +296,15 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
     if adv.numel() != g.values.numel():
         raise ValueError(f"got {adv.numel()} advantages for {g.values.numel()} rewards")
     cs = collapse_rate(g.values, g.group_size)
-    vals = torch.nan_to_num(g.values, nan=0.0)
-    binary = bool(((vals == 0) | (vals == 1)).all())
-    hist = None
-    if binary:
-        k = vals.sum(dim=1).round().long()
-        hist = torch.bincount(k, minlength=g.group_size + 1).tolist()
+    _, k = _successes_per_group(g)
+    binary = k is not None
+    hist = torch.bincount(k, minlength=g.group_size + 1).tolist() if binary else None
     top = int(torch.argmax(adv))
     out = dict(acr=cs.acr, all_fail=cs.frac_all_fail, all_pass=cs.frac_all_pass, mixed=cs.mixed / cs.n_groups,
                frac_nonzero_adv=float((adv.abs() > atol).float().mean()), success_hist=hist,
                max_advantage=float(adv[top]), max_advantage_group=top // g.group_size,
                max_advantage_successes=None, near_degenerate_share=None)
     if binary:
-        k = vals.sum(dim=1).round()
         out["max_advantage_successes"] = int(k[top // g.group_size])
         weight = adv.abs().reshape(-1, g.group_size).sum(dim=1)
         total = float(weight.sum())
@@ -317,7 +313,23 @@ def batch_metrics(rewards, advantages, G: int | None = None, atol: float = 1e-8)
     return out
 
 
+def _successes_per_group(g) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A grouped batch's rewards with NaN (unscored) read as 0, and each group's count of successes k; k is None
+    where the rewards are not 0/1 (:func:`batch_metrics` and :func:`success_signatures` read a batch alike)."""
+    vals = torch.nan_to_num(g.values, nan=0.0)
+    if not bool(((vals == 0) | (vals == 1)).all()):
+        return vals, None
+    return vals, vals.sum(dim=1).round().long()
+
+
 SUCCESS_SIGNS = ("length", "answered", "repeats_prompt", "no_working")  # what a success's record sums
+SUCCESS_KINDS = ("sole", "shared")  # a success alone in its group (k = 1), or one of k >= 2
+
+
+def no_successes() -> dict:
+    """The :func:`success_signatures` sums of a batch without a success: what :func:`add_success_signatures`
+    starts from."""
+    return {kind: dict(n=0, **{s: 0.0 for s in SUCCESS_SIGNS}) for kind in SUCCESS_KINDS}
 
 
 def success_signatures(rewards, G: int, signs) -> dict | None:
@@ -333,14 +345,13 @@ def success_signatures(rewards, G: int, signs) -> dict | None:
     windows, steps and runs add exactly (a share is ``sum / n``); None where the rewards are not 0/1.
     """
     g = group(rewards, G)
-    vals = torch.nan_to_num(g.values, nan=0.0)
-    if not bool(((vals == 0) | (vals == 1)).all()):
+    vals, k = _successes_per_group(g)
+    if k is None:
         return None
     flat = vals.reshape(-1)
     if len(signs) != flat.numel():
         raise ValueError(f"got {len(signs)} completion records for {flat.numel()} rewards")
-    k = vals.sum(dim=1).round().long()
-    out = {kind: dict(n=0, **{s: 0.0 for s in SUCCESS_SIGNS}) for kind in ("sole", "shared")}
+    out = no_successes()
     for i, rec in enumerate(signs):
         if rec is None or flat[i] != 1:
             continue

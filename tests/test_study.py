@@ -996,3 +996,26 @@ def test_an_arm_that_reads_another_studys_runs_trains_only_the_seeds_they_lack(t
     assert sorted(p.name for p in (new / "runs" / "own" / "results").glob("*.json")) == ["sign-seed2.json"]
     s = Study.load(new / "plan.toml")
     assert sorted(s.data["sign"].runs) == [0, 1, 2] and not s.data["sign"].refused
+
+
+def test_a_comparisons_figure_with_nothing_to_read_yet_says_so_and_draws_no_scale(tmp_path, monkeypatch):
+    """An interim study whose comparisons have no interval yet: the figure says why it is empty, and keeps no axis
+    ticks (an empty axis's default ±0.002 around 0 would read as the comparisons' scale)."""
+    import grpo_lab.viz as viz
+    from grpo_lab.study.figures import draw
+
+    plan = make_selection_study(tmp_path, {"grpo-a": 0.5, "grpo-b": 0.2, "sign-a": 0.3, "sign-b": 0.7},
+                                {"grpo-a": 0.2, "grpo-b": 0.6, "sign-a": 0.3, "sign-b": 0.8})
+    drawn = []
+    real = viz.comparison_intervals
+    monkeypatch.setattr(viz, "comparison_intervals", lambda *a, **k: drawn.append(real(*a, **k)) or drawn[-1])
+    draw(Study.load(plan))
+    assert len(drawn[-1].axes[0].get_xticks()) > 0  # every comparison read: a scale
+    for p in tmp_path.rglob("*-seed2.json"):
+        p.unlink()
+    s = Study.load(plan)
+    assert all(r.d is None for r in [*s.planned, *s.exploratory])
+    draw(s)
+    ax = drawn[-1].axes[0]
+    assert list(ax.get_xticks()) == [] and list(ax.get_yticks()) == []
+    assert any("no comparison can be read yet" in t.get_text() for t in ax.texts)

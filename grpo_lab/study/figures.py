@@ -33,6 +33,7 @@ def draw(study: Study) -> None:
                          "(an interval needs at least 2 seeds an arm)", transform=fig.axes[0].transAxes, ha="center",
                          va="center", fontsize=9)
         fig.axes[0].set_yticks([])
+        fig.axes[0].set_xticks([])  # an empty axis's ticks (±0.002 around 0) would read as a scale
     fig.savefig(p.home / "comparisons.png")
 
     for i, cr in enumerate(study.curves):  # issue 57: a measure against one setting, one line per method

@@ -187,13 +187,13 @@ def _successes(result: dict) -> dict:
     """The run's :func:`grpo_lab.starvation.success_signatures` sums added over its training log; each window's
     entry checked (a count that is no whole number >= 0, a sum of shares above its count or a negative length is a
     ValueError naming the step, issue 83). A run that logged none (before issue 82's study 7) is a KeyError."""
-    from ..starvation import SUCCESS_SIGNS
+    from ..starvation import SUCCESS_SIGNS, add_success_signatures, no_successes
 
     rows = [h for h in result["history"] if h.get(SUCCESSES) is not None]
     where = f"{result.get('result_source', 'its result file')}'s history"
     if not rows:
         raise KeyError(f"{SUCCESSES} (its training log records no successes' signs: logged since issue 82)")
-    total = {kind: dict(n=0, **{s: 0.0 for s in SUCCESS_SIGNS}) for kind in ("sole", "shared")}
+    total = no_successes()
     for i, h in enumerate(rows):
         step = h.get("step", i + 1)
         for kind in total:
@@ -206,8 +206,7 @@ def _successes(result: dict) -> dict:
                     and (sign == "length" or v <= n)
             if not ok:
                 raise ValueError(f"{SUCCESSES} ({kind}) at step {step} in {where} is {rec!r} (damaged?)")
-            for key in total[kind]:
-                total[kind][key] += rec[key]
+        total = add_success_signatures(total, h[SUCCESSES])
     return total
 
 
