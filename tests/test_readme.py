@@ -95,7 +95,7 @@ def test_git_ignores_nothing_but_caches_and_build_outputs():
 
 
 STUDIES = ["harm", "smollm2-study2", "smollm2-fastpath-paired"]  # ports of studies run before the engine existed
-RUNNING = ["smollm2-study3", "smollm2-study4", "smollm2-study5", "smollm2-study6", "smollm2-study7-pilot"]  # planned in the engine; their interim reports (and study 3's lesson data) are generated too
+RUNNING = ["smollm2-study3", "smollm2-study4", "smollm2-study5", "smollm2-study6", "smollm2-study7-pilot", "smollm2-study7"]  # planned in the engine; their interim reports (and study 3's lesson data) are generated too
 
 
 @pytest.mark.parametrize("name", STUDIES + RUNNING)
