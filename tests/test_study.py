@@ -1019,3 +1019,43 @@ def test_a_comparisons_figure_with_nothing_to_read_yet_says_so_and_draws_no_scal
     ax = drawn[-1].axes[0]
     assert list(ax.get_xticks()) == [] and list(ax.get_yticks()) == []
     assert any("no comparison can be read yet" in t.get_text() for t in ax.texts)
+
+
+def test_a_directory_another_process_is_preparing_is_left_for_last(tmp_path):
+    """Two workers of one study evaluate different starts side by side: a worker that finds a directory locked by
+    another process prepares the study's other directories first and waits for that one last (study 7's second
+    worker waited about 17 minutes on the first one's start, then evaluated the control's start alone)."""
+    import subprocess
+    import sys
+
+    from grpo_lab.study.run import prepare_dirs, train_dir, units
+
+    plan_path = tmp_path / "plan.toml"
+    plan_path.write_text(PLAN.format(analysis="", comparison="").replace("seeds = [0, 1, 2]", "seeds = [0]")
+                         .replace('method = "sign"', 'method = "sign"\nlearning_rate = 1e-3')
+                         .replace('a = "sign"\nb = "grpo"', 'a = "sign"\nb = "grpo"\ncontrast = "two directories"'))
+    plan = read_plan(plan_path)
+    first, second = (train_dir(plan, arm).resolve() for arm in plan.arms.values())
+    assert first != second and units(plan)[0][0] == next(iter(plan.arms))  # the first unit's directory is held
+    go = tmp_path / "go"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, time\nfrom grpo_lab.io import DirLock\n"
+        f"with DirLock({str(first)!r}):\n    print('held', flush=True)\n"
+        f"    while not pathlib.Path({str(go)!r}).exists():\n        time.sleep(0.05)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        said = []
+
+        def echo(msg):  # the moment this worker starts waiting: what has it prepared?
+            said.append((msg, (second / "config.json").is_file(), (first / "config.json").is_file()))
+            go.touch()
+
+        prepare_dirs(plan, units(plan), echo, evaluate=False)
+    finally:
+        go.touch()
+        holder.wait(timeout=60)
+    waiting = [s for s in said if s[0].startswith("waiting:")]
+    assert len(waiting) == 1 and str(first) in waiting[0][0]
+    assert waiting[0][1:] == (True, False)  # the free directory first, then the held one
+    assert (first / "config.json").is_file() and (second / "config.json").is_file()
