@@ -2,6 +2,8 @@
 as `--workers 2`; a worker killed mid-run is retried and leaves nothing partial; a run that still fails is named and
 nothing of it is written, and running again trains exactly it."""
 
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -40,7 +42,10 @@ def results(study: Path) -> dict:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     plan = tiny_plan(tmp_path_factory.mktemp("ref") / "workers")
-    assert main(["study", "run", str(plan), "--workers", "2", "--no-report"]) == 0
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        assert main(["study", "run", str(plan), "--workers", "2", "--no-report"]) == 0
+    assert "2 workers finished" in said.getvalue() and "trained 4 run(s)" in said.getvalue()  # the workers' runs
     ref = results(plan.parent)
     assert len(ref) == 4
     return ref, plan.parent

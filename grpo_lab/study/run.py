@@ -130,7 +130,8 @@ def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
 def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False, echo=print,
               worker: tuple[int, int] | None = None, start_by: float | None = None) -> dict:
     """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...],
-    "not_started": [...]}``.
+    "not_started": [...]}`` (with ``workers`` > 1: the runs that finished while the workers ran, and, under
+    ``start_by``, the ones still missing when they stopped).
 
     Each arm's comparison directory is prepared once (its config, the start's evaluation, the trainer settings)
     under the directory's lock; each run is trained under a lock of its own, so shards and workers on a shared
@@ -155,8 +156,17 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     spawning = workers > 1 and worker is None
     # the start's evaluation loads the model: with --workers the workers do it, not the parent
     prepared = prepare_dirs(plan, mine, echo, evaluate=not spawning)
-    if spawning:
-        return _spawn(plan, shard, workers, echo, start_by)
+    if spawning:  # what the workers did, read from the files they wrote (the parent trains nothing itself)
+        def has(u):
+            return result_path(train_dir(plan, plan.arms[u[0]]), plan.arms[u[0]].method, u[1]).is_file()
+
+        had = [u for u in mine if has(u)]
+        _spawn(plan, shard, workers, echo, start_by)
+        new = [u for u in mine if u not in had and has(u)]
+        rest = [u for u in mine if not has(u)]  # left by the deadline (or held by another command)
+        late = rest if start_by is not None else []
+        return {key: [f"{n} seed {s}" for n, s in us]
+                for key, us in (("trained", new), ("finished", had), ("not_started", late))}
     trained, done, waiting = [], [], []
     for name, seed in mine:
         arm = plan.arms[name]
@@ -257,7 +267,7 @@ def record_plan(plan: Plan, directory: Path, method: str, seed: int) -> None:
                        "trained": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def _spawn(plan: Plan, shard, workers: int, echo, start_by: float | None = None) -> dict:
+def _spawn(plan: Plan, shard, workers: int, echo, start_by: float | None = None) -> None:
     env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
     by = [] if start_by is None else ["--internal-start-by", repr(float(start_by))]  # one deadline for every worker
     procs = [subprocess.Popen([sys.executable, "-m", "grpo_lab.cli", "study", "run", str(plan.path),
@@ -270,6 +280,5 @@ def _spawn(plan: Plan, shard, workers: int, echo, start_by: float | None = None)
                            f"{workers} failed (exit {', '.join(str(c) for c in codes if c)}); their finished runs "
                            "are kept: run again to resume")
     echo(f"{workers} workers finished")
-    return {"trained": [], "finished": []}
 
 
