@@ -8,7 +8,8 @@ One place for each, used by ``grpo-lab compare``, ``grpo-lab inspect`` and the G
 - :func:`run_name`: ``"<estimator>-seed<k>"``, the name of one run's files.
 - :func:`fingerprint` / :func:`differing_keys`: a short hash of the settings that determine a
   result, stored in every results file so that a resume can refuse a changed config.
-- :class:`DirLock`: ``<dir>/.lock`` holding the owner's pid, so two writers never share a directory.
+- :class:`DirLock`: ``<dir>/.lock`` holding the owner's pid, so two writers never share a directory
+  (:class:`LockInUse` when another process holds it).
 - :func:`results_home`: where notebook 06 saves GSM8K runs and notebook 07 finds them (Google Drive
   when it is mounted on Colab, so that results survive a disconnect).
 """
@@ -239,16 +240,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class LockInUse(RuntimeError):
+    """:class:`DirLock`'s refusal when another process holds the directory: the one error worth waiting on or
+    skipping (a symbolic link, a folder where the lock file goes, or this process's own nested lock raise a plain
+    ``RuntimeError``, which no wait mends)."""
+
+
 class DirLock:
     """Exclusive ownership of a directory while a process writes into it.
 
     ``with DirLock(dir):`` holds an exclusive ``flock`` on ``dir/.lock`` and writes this pid into it. The
     kernel releases the lock when its process ends, however it ends (SIGKILL, a crash), so a lock is never
-    stale and a reused pid never blocks; a second process, or a second ``DirLock`` on the same directory in
-    this process, gets ``RuntimeError`` naming the owner's pid. After taking the lock, the file is checked to
-    still be the one at ``dir/.lock`` (a releasing owner unlinks it), so two processes never both hold it.
-    Where ``fcntl`` is missing (Windows), an ``O_EXCL`` file with the pid is the lock, and a lock whose pid is
-    dead is taken over.
+    stale and a reused pid never blocks; a second process gets :class:`LockInUse` naming the owner's pid, and a
+    second ``DirLock`` on the same directory in this process a plain ``RuntimeError``. After taking the lock, the
+    file is checked to still be the one at ``dir/.lock`` (a releasing owner unlinks it), so two processes never
+    both hold it. Where ``fcntl`` is missing (Windows), an ``O_EXCL`` file with the pid is the lock, and a lock
+    whose pid is dead is taken over.
     """
 
     _held: set = set()  # directories locked by this process (a nested lock is refused, never released early)
@@ -257,9 +264,9 @@ class DirLock:
         self.path = Path(directory) / ".lock"
         self.fd = None
 
-    def _in_use(self, pid) -> RuntimeError:
-        return RuntimeError(f"{self.path.parent} is in use by process {pid or '(unknown)'} (lock file {self.path}); "
-                            "wait for it to finish, or stop it first")
+    def _in_use(self, pid) -> LockInUse:
+        return LockInUse(f"{self.path.parent} is in use by process {pid or '(unknown)'} (lock file {self.path}); "
+                         "wait for it to finish, or stop it first")
 
     def _mkdir(self) -> None:
         """The lock's folder, made again where another process removes it meanwhile: ``mkdir(parents=True)`` makes

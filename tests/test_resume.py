@@ -99,6 +99,10 @@ def test_a_second_writer_gets_a_clear_error(finished, tmp_path, capsys):
             cli.main(["compare", "--resume", str(run), "--no-progress"])
         assert e.value.code == 2
         assert f"is in use by process {other.pid}" in capsys.readouterr().err
+        from grpo_lab.io import LockInUse
+
+        with pytest.raises(LockInUse, match=f"in use by process {other.pid}"):  # the error a study's workers wait on
+            DirLock(run).__enter__()
     finally:
         other.kill()
         other.wait()
@@ -116,10 +120,13 @@ def test_a_pid_written_in_a_lock_file_never_blocks(tmp_path):
 
 
 def test_a_nested_lock_is_refused_and_keeps_the_outer_one(tmp_path):
+    from grpo_lab.io import LockInUse
+
     with DirLock(tmp_path):
-        with pytest.raises(RuntimeError, match="already locked by this process"):
+        with pytest.raises(RuntimeError, match="already locked by this process") as e:
             with DirLock(tmp_path):
                 pass
+        assert not isinstance(e.value, LockInUse)  # no wait mends it: a waiter raises it at once
         assert (tmp_path / ".lock").read_text() == str(os.getpid())  # the outer lock still stands
     assert not (tmp_path / ".lock").exists()
 

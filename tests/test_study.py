@@ -7,6 +7,7 @@ lists the deviations it detects."""
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -1059,3 +1060,32 @@ def test_a_directory_another_process_is_preparing_is_left_for_last(tmp_path):
     assert len(waiting) == 1 and str(first) in waiting[0][0]
     assert waiting[0][1:] == (True, False)  # the free directory first, then the held one
     assert (first / "config.json").is_file() and (second / "config.json").is_file()
+
+
+def test_a_lock_refusal_no_wait_mends_is_raised_at_once(tmp_path):
+    """Only another process's lock is waited on (:class:`grpo_lab.io.LockInUse`): a symbolic link where the lock
+    file goes, or this process's own lock, raises at once. The old wait matched the error's words and waited out
+    anything else, up to 12 hours for a worker's start, on a link that never goes away."""
+    from grpo_lab.study.run import _take_lock, _wait_lock
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".lock").symlink_to(target)
+    said = []
+    with pytest.raises(RuntimeError, match="symbolic link"):
+        _wait_lock(run, said.append, wait=0.01, most=0.3)
+    assert said == []  # no "waiting:" line: it was never waited on
+    with pytest.raises(RuntimeError, match="symbolic link"):
+        _take_lock(run)
+    assert target.read_text() == "keep me"
+    (run / ".lock").unlink()
+    lock, busy = _take_lock(run)
+    try:
+        assert busy is None and (run / ".lock").read_text() == str(os.getpid())
+        with pytest.raises(RuntimeError, match="already locked by this process"):
+            _wait_lock(run, said.append, wait=0.01, most=0.3)
+        assert said == []
+    finally:
+        lock.__exit__(None, None, None)

@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from ..compare import is_finished, result_problem, shared_settings, trained_result
-from ..io import DirLock, fingerprint, metrics_path, result_path, run_name, write_json_atomic, write_text_atomic
+from ..io import (DirLock, LockInUse, fingerprint, metrics_path, result_path, run_name, write_json_atomic,
+                  write_text_atomic)
 from .plan import Plan
 from .run import finished_in, prepare_dirs, record_plan, remove_lock_dirs, shard_units, train_dir
 
@@ -143,9 +144,7 @@ def run_on_ray(plan: Plan, shard=(1, 1), address: str | None = None, num_cpus: i
             lock = DirLock(lock_dir)
             try:
                 lock.__enter__()
-            except RuntimeError as e:
-                if "in use by process" not in str(e):
-                    raise
+            except LockInUse as e:
                 echo(f"{label}: another process is training it ({e}); skipped here")
                 continue
             locks[label] = (lock, lock_dir)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from ..compare import evaluation_problems, is_finished, open_comparison, pace_callback, prepare, train_run
-from ..io import DirLock, read_json, result_path, run_name
+from ..io import DirLock, LockInUse, read_json, result_path, run_name
 from .plan import Arm, Plan, PlanError, _rel, arm_dirs, default_dir  # noqa: F401 (re-exported)
 
 
@@ -75,20 +75,29 @@ def shard_units(plan: Plan, shard: tuple[int, int] = (1, 1)) -> list[tuple[str, 
 # study run
 # ---------------------------------------------------------------------------------------------------------------
 
+def _take_lock(directory: Path):
+    """:class:`DirLock` on ``directory``, tried once: ``(lock, None)``, or ``(None, the LockInUse naming the
+    holder)`` where another process holds it. Any other refusal (this process's own nested lock, a symbolic link
+    where the lock file goes) raises: no wait mends it."""
+    try:
+        return DirLock(directory).__enter__(), None
+    except LockInUse as e:
+        return None, e
+
+
 def _wait_lock(directory: Path, echo, wait: float = 2.0, most: float = 12 * 3600):
-    """Take :class:`DirLock` on ``directory``, waiting while another process holds it (it may be evaluating the
-    start for every shard)."""
-    t0, said = time.monotonic(), False
-    while True:
-        try:
-            return DirLock(directory).__enter__()
-        except RuntimeError as e:
-            if "already locked by this process" in str(e) or time.monotonic() - t0 > most:
-                raise
-            if not said:
-                echo(f"waiting: {e}")
-                said = True
-            time.sleep(wait)
+    """:func:`_take_lock`, waiting while another process holds the directory (it may be evaluating the start for
+    every shard), at most ``most`` seconds; returns the lock."""
+    t0 = time.monotonic()
+    lock, busy = _take_lock(directory)
+    if busy is not None:
+        echo(f"waiting: {busy}")
+    while busy is not None:
+        if time.monotonic() - t0 > most:
+            raise busy
+        time.sleep(wait)
+        lock, busy = _take_lock(directory)
+    return lock
 
 
 def _open(plan: Plan, directory: Path, arms: list, echo) -> dict:
@@ -127,6 +136,13 @@ def _share_start(plan: Plan, directory: Path, conf: dict, echo) -> None:
             return
 
 
+def _has_result(plan: Plan, unit: tuple[str, int]) -> bool:
+    """Whether the run ``unit`` = (arm, seed) has its result file, whoever trained it (run_study's count of the runs
+    left, and of what its workers trained)."""
+    arm = plan.arms[unit[0]]
+    return result_path(train_dir(plan, arm), arm.method, unit[1]).is_file()
+
+
 def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False, echo=print,
               worker: tuple[int, int] | None = None, start_by: float | None = None) -> dict:
     """Train the runs of ``plan`` (this shard's) that are missing; return ``{"trained": [...], "finished": [...],
@@ -144,8 +160,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     starts after it; the runs in flight finish and the rest are left for the next ``study run``, so a session or
     an allocation that ends at a known time loses no half-trained run."""
     mine = [(name, seed) for name, seed in shard_units(plan, shard) if finished_in(plan, plan.arms[name], seed) is None]
-    left = sum(not result_path(train_dir(plan, plan.arms[n]), plan.arms[n].method, s).is_file()
-               for n, s in mine)  # runs left to train (the pace line; no more workers than these)
+    left = sum(not _has_result(plan, u) for u in mine)  # runs left to train (the pace line; no more workers)
     if worker is not None:
         w, n = worker
         mine = mine[w - 1::n] + [u for i, u in enumerate(mine) if i % n != w - 1]
@@ -157,13 +172,10 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     # the start's evaluation loads the model: with --workers the workers do it, not the parent
     prepared = prepare_dirs(plan, mine, echo, evaluate=not spawning)
     if spawning:  # what the workers did, read from the files they wrote (the parent trains nothing itself)
-        def has(u):
-            return result_path(train_dir(plan, plan.arms[u[0]]), plan.arms[u[0]].method, u[1]).is_file()
-
-        had = [u for u in mine if has(u)]
+        had = [u for u in mine if _has_result(plan, u)]
         _spawn(plan, shard, workers, echo, start_by)
-        new = [u for u in mine if u not in had and has(u)]
-        rest = [u for u in mine if not has(u)]  # left by the deadline (or held by another command)
+        new = [u for u in mine if u not in had and _has_result(plan, u)]
+        rest = [u for u in mine if not _has_result(plan, u)]  # left by the deadline (or held by another command)
         late = rest if start_by is not None else []
         return {key: [f"{n} seed {s}" for n, s in us]
                 for key, us in (("trained", new), ("finished", had), ("not_started", late))}
@@ -188,9 +200,7 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
                     train_run(d, arm.config, arm.method, seed, start, expected, progress, callbacks=pace)
                     record_plan(plan, d, arm.method, seed)
                     trained.append(label)
-        except RuntimeError as e:
-            if "in use by process" not in str(e):
-                raise
+        except LockInUse as e:
             echo(f"{label}: another process is training it ({e}); skipped here")
         remove_lock_dirs(lock_dir)
     if waiting:
@@ -211,12 +221,9 @@ def prepare_dirs(plan: Plan, units_: list[tuple[str, int]], echo, evaluate: bool
     dirs = list(dict.fromkeys(train_dir(plan, plan.arms[name]).resolve() for name, _ in units_))
     prepared, later = {}, []
     for d in dirs:
-        try:
-            lock = DirLock(d).__enter__()
-        except RuntimeError as e:
-            if "already locked by this process" in str(e):
-                raise
-            later.append(d)  # in use by another process: come back to it once the others are prepared
+        lock, busy = _take_lock(d)
+        if busy is not None:  # another process is preparing it: come back to it once the others are prepared
+            later.append(d)
             continue
         _prepare_one(plan, d, lock, prepared, evaluate, echo)
     for d in later:
