@@ -39,11 +39,12 @@ def _explorer(make_figure, **controls):
     display(HTML("<p><em>The sliders below need a live Python kernel (on a web page, also the Jupyter widget "
                  "manager, loaded from the network); the figure above is their starting state.</em></p>"))
     out = w.Output()
-    first = [True]
+    first = True
 
     def redraw(**values):
-        if first[0]:  # interactive's own first call, as it is built: the static figure above is that drawing
-            first[0] = False
+        nonlocal first
+        if first:  # interactive's own first call, as it is built: the static figure above is that drawing
+            first = False
             return
         out.clear_output(wait=True)
         with out:
