@@ -55,3 +55,19 @@ def test_the_easy_evaluation_is_all_200_problems_and_none_is_in_the_hard_trainin
     # the control trains on the easy task itself: its easy score is the positive control, not a held-out reading
     control = overlap(plan.arms["control"].config)
     assert control["distinct"] == 200 and control["in_training"] == 200
+
+
+def test_the_pilot_chose_the_rate_whose_runs_moved_the_hard_task():
+    """The guide's hand-written reason for 2.1e-4 ("the rate whose runs moved the hard task") against the pilot's
+    tracked runs: the validation selection chose it, its manipulation check reads "took", the other rate's does not;
+    were the pilot's data otherwise, this fails and the sentence must change."""
+    from grpo_lab.study import Study
+    from grpo_lab.study.words import took_word
+
+    pilot = Study.load(PILOT)
+    chosen = pilot.chosen("grpo-best")
+    assert pilot.plan.arms[chosen].config.learning_rate == CHOSEN
+    took = {name: took_word(r) for name, _, r in pilot.manipulation()}
+    assert took[chosen] == "took" and [w for n, w in took.items() if n != chosen] == ["did not move"]
+    guide = (RESULTS.parent / "guide" / "real-model.md").read_text()
+    assert "(2.1e-4, the rate whose runs moved the hard task)" in " ".join(guide.split())
