@@ -237,3 +237,30 @@ def test_what_each_run_must_give_is_chosen_by_what_a_read_is_not_by_which_object
     assert [m.text for m in plan_measures(plan)] == [primary.text]
     plan.reads = plan.reads[1:]
     assert plan_measures(plan) == []
+
+
+def test_the_data_output_carries_each_runs_steps_as_the_table_reads_them(tmp_path):
+    """A lesson reads the steps table's quantities from the study's data output (study 7's sole and shared
+    successes, lesson 14): each run's value, the one the table averages; None where the log lacks it; reversed
+    data, reversed values."""
+    import numpy as np
+
+    from grpo_lab.study import data_values
+    from grpo_lab.study.render import study_data
+
+    one, two = (Study.load(make(tmp_path / k, scale=sc)) for k, sc in (("a", None), ("b", {"grpo": 0.4, "sign": 0.1})))
+    data = study_data(one)
+    assert data["steps"] == ["grad-norm", "from-start", "reward-first", "reward-last", "length", "adam-near-eps",
+                             "truncated"]
+    table = cells(step_sections(one))
+    for arm in ("grpo", "sign"):
+        got = data_values(data, arm, "grad-norm")
+        assert len(got) == 3 and table[arm][0].startswith(f"{np.mean(got):.3f} [")
+        assert data_values(data, arm, "truncated") == pytest.approx([0.1 if arm == "sign" else 0.2] * 3)
+    assert data_values(data, "grpo", "adam-near-eps") == [None] * 3  # grpo's log lacks it: the table's "—"
+    assert data_values(data, "sign", "adam-near-eps") == pytest.approx([0.25] * 3)
+    assert data_values(data, "sign", "pass@1") == [data["arms"]["sign"]["seeds"][s]["pass@1"] for s in "012"]
+    reversed_ = study_data(two)
+    assert data_values(reversed_, "grpo", "grad-norm") == pytest.approx(data_values(data, "sign", "grad-norm"))
+    with pytest.raises(KeyError, match="grad-norms: the data hold pass@1; steps: grad-norm, from-start"):
+        data_values(data, "grpo", "grad-norms")

@@ -497,11 +497,12 @@ def study_data(study: Study) -> dict:
     """What a notebook reads of a study (an ``[[outputs]]`` page with ``form = "data"``): every arm's finished runs
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
-    the family is complete) and each exploratory one; the arm each selection chose; each hypothesis's judgement; each curve's points; each
-    correlation (Pearson's r, its interval, R²); every planned verdict under each alternative (``robustness``); the
-    plain lead and the headline. Written as JSON
-    with the report and checked by ``report --check``, so a notebook that asserts these numbers fails when the runs
-    change (lessons 12 and 13 read studies 4 and 5)."""
+    the family is complete) and each exploratory one; each run's ``steps`` quantities (the training log's, as the
+    report's steps table reads them); the arm each selection chose; each hypothesis's judgement; each curve's
+    points; each correlation (Pearson's r, its interval, R²); every planned verdict under each alternative
+    (``robustness``); the plain lead and the headline. Written as JSON with the report and checked by ``report
+    --check``, so a notebook that asserts these numbers fails when the runs change (lessons 12 and 13 read studies 4
+    and 5)."""
     from .readings import judge, varied_settings
 
     p = study.plan
@@ -516,6 +517,9 @@ def study_data(study: Study) -> dict:
             "start": {m.text: [_number(x) for x in st] for m in measures
                       for st in [study.start(name, m)] if st is not None},
         }
+        if p.steps:  # the steps table's quantities, per run
+            arms[name]["steps"] = {str(seed): {m.text: _step_value(m, r) for m in p.steps}
+                                   for seed, r in sorted(a.runs.items())}
     def row(r, family):
         return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
                 "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
@@ -554,9 +558,19 @@ def study_data(study: Study) -> dict:
     return {"written_by": WRITTEN_BY, "title": p.title, "plan": _rel(p.path, _root(p.home)),
             "done": study.done, "total": study.total, "complete": study.complete,
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
-            "primary": p.primary.text, "measures": [m.text for m in measures], "varied": varied, "arms": arms,
+            "primary": p.primary.text, "measures": [m.text for m in measures], "steps": [m.text for m in p.steps],
+            "varied": varied, "arms": arms,
             "selections": selections, "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
             "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study)}
+
+
+def _step_value(m, run) -> float | None:
+    """One run's value of a ``steps`` quantity for the data output: None where its log lacks the quantity or holds a
+    damaged value (the report's steps table names which, and leaves it out of the arm's cell as here)."""
+    try:
+        return _number(m.of(run))
+    except (KeyError, ValueError):
+        return None
 
 
 def data_arm(data: dict, method: str, **settings) -> str:
@@ -579,11 +593,16 @@ def data_arm(data: dict, method: str, **settings) -> str:
 
 def data_values(data: dict, arm: str, measure: str | None = None) -> list:
     """The per-seed values of ``measure`` (default: the study's primary) in ``arm``'s finished runs of a study's data
-    output (:func:`study_data`), in seed order."""
+    output (:func:`study_data`), in seed order: a plan measure, or one of the plan's ``steps`` quantities (the
+    training log's, None for a run whose log lacks it)."""
     measure = measure or data["primary"]
-    if measure not in data["measures"]:
-        raise KeyError(f"{measure}: the data hold {', '.join(data['measures'])}")
-    seeds = data["arms"][arm]["seeds"]
+    if measure in data["measures"]:
+        seeds = data["arms"][arm]["seeds"]
+    elif measure in data.get("steps", []):
+        seeds = data["arms"][arm]["steps"]
+    else:
+        steps = f"; steps: {', '.join(data['steps'])}" if data.get("steps") else ""
+        raise KeyError(f"{measure}: the data hold {', '.join(data['measures'])}{steps}")
     return [seeds[s][measure] for s in sorted(seeds, key=int)]
 
 
