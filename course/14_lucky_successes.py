@@ -13,6 +13,7 @@
 # four estimators, a control trained on single-digit sums, 4 seeds each), shipped with the package as
 # `grpo_lab/data/harm.json` and exported from the tracked runs in `docs/results/harm/` by
 # `grpo-lab study report docs/results/harm/plan.toml`. Its plan, written before any run, is `docs/results/harm/PLAN.md`.
+# Section 5 reads its follow-up, study 7, which asks again at a dose that moves the hard task.
 
 # %%
 import json
@@ -310,3 +311,125 @@ for arm, a in arms.items():
 # times the training on the hard task, with the same evaluation), since the mechanism acts through the
 # number of flukes reinforced; reading the shortcut signatures of the easy task's samples beside pass@1
 # says whether a habit was learnt even where accuracy did not move.
+
+# %% [markdown]
+# ## 5. A dose that takes: study 7
+#
+# Section 4's hard training did not move the hard task, so its null on single-digit sums says little about harm.
+# Study 7 (issue 82; its plan, `docs/results/smollm2-study7/PLAN.md`, was written before any run) asks again where
+# the treatment takes. A pilot chose the dose by a rule declared before it ran: GRPO at lr 2.1e-4 for 64 steps of
+# 16 completions on **two-term sums of two-digit numbers**. At the start SmolLM2 solves about one in fifty of them,
+# and almost every group with a signal has exactly one success, so this is the lucky-success regime. The arms train
+# 6 seeds each:
+#
+# - `grpo-hard` and `drgrpo-hard`: GRPO and Dr.GRPO (no std normalisation) on the two-digit sums;
+# - `near-hard`: GRPO with every group whose minority is a single completion zeroed (`grpo_near`), which here means
+#   almost exactly the lucky groups;
+# - `control`: GRPO on the single-digit sums themselves.
+#
+# The primary measure is pass@1 on all 200 single-digit sums (4 samples each, 48 new tokens). None of them is in a
+# hard arm's training pool (the report computes the overlap). Each arm is read against the start, with the start's
+# own sampling error. The harm hypothesis's rule was also declared first. It reads grpo-hard against the start:
+# **harmful** if it separates below the start after Holm's correction over the six planned comparisons,
+# **helpful** (the claim contradicted) if it separates above, **idle** if its 95% interval lies within ±0.05, and
+# otherwise undecided. Every training success is logged as the *sole* success of its group (the lucky kind) or a
+# *shared* one. Its length is logged too, and whether it gives no working or answers with a number copied from the
+# prompt. So "shortcut" is measured, not assumed.
+#
+# Where the numbers come from: `grpo_lab/data/smollm2_study7.json`, written by `grpo-lab study report` from the
+# tracked runs. The runs take about 14 hours of a two-core machine; until all 24 have finished, the cells below
+# show the finished ones and draw no verdict.
+
+# %% [exercise-md]
+# ### Exercise 14.4 — predict first
+# At this dose GRPO moved the two-digit sums in the pilot. By how much will grpo-hard's pass@1 on
+# **single-digit sums** change from the start (a fraction, negative for a loss)? Section 4's answer was "too little
+# to tell"; this time the hard task moves.
+
+# %% [exercise]
+def my_dose_prediction():
+    ### BEGIN SOLUTION
+    return 0.05  # the plan's prediction, made before the data: same operation and format, so what is learnt carries
+    ### END SOLUTION
+
+# %%
+from grpo_lab.study import data_values  # noqa: E402
+
+S7 = json.loads((resources.files("grpo_lab") / "data" / "smollm2_study7.json").read_text())
+print(f"study 7: {S7['done']} of {S7['total']} runs finished when the data were written"
+      + ("" if S7["complete"] else " (interim: no verdict yet; the numbers below are descriptive)"))
+EASY7 = S7["arms"]["grpo-hard"]["settings"]["eval_tasks"][0]  # the single-digit sums, read beside the hard task
+OWN = {arm: "easy" if a["settings"]["task"] == EASY7 else "hard" for arm, a in S7["arms"].items()}  # trained on
+ARMS7 = sorted(S7["arms"], key=lambda a: (OWN[a] == "easy",  # the hard arms first, as the plan lists them
+                                          ["grpo", "drgrpo", "grpo_near"].index(S7["arms"][a]["method"])))
+assert OWN == {"control": "easy", "drgrpo-hard": "hard", "grpo-hard": "hard", "near-hard": "hard"}
+
+
+def change7(arm, task):
+    """``(values per seed, (change, lo, hi) or None)``: an arm's pass@1 on a task against its start, with the
+    start's own sampling error (``grpo_lab.stats.change_ci``); no interval below two seeds."""
+    values = data_values(S7, arm, f"{task} pass@1")
+    start, se = S7["arms"][arm]["start"][f"{task} pass@1"]
+    return values, (change_ci(values, start, se) if len(values) >= 2 else None)
+
+
+def where(ci):
+    """Where an interval lies, in words: a sentence that follows the data."""
+    d, lo, hi = ci
+    side = "above the start" if lo > 0 else "below the start" if hi < 0 else "including no change"
+    return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}], {side}"
+
+
+for arm in ARMS7:
+    for task, what in (("easy", "single-digit sums (primary)"), ("hard", "two-digit sums")):
+        values, ci = change7(arm, task)
+        start = S7["arms"][arm]["start"][f"{task} pass@1"][0]
+        shown = ", ".join(f"{v:.3f}" for v in values) or "no finished run"
+        print(f"{arm:12s} {what:28s} start {start:.3f}; per seed {shown}"
+              + (f"; change {where(ci)}" if ci else "")
+              + (" <- its own task: did the treatment take?" if task == OWN[arm] else ""))
+        assert all(0 <= v <= 1 for v in values)
+# the notebook's reading of grpo-hard against the start is the report's, to rounding error
+(row,) = [r for r in S7["planned"] if r["a"] == "grpo-hard" and r["b"] == "start"]
+_, ci = change7("grpo-hard", "easy")
+assert (ci is None) == (row["d"] is None) and (ci is None or np.allclose(ci, [row["d"], row["lo"], row["hi"]]))
+for h in S7["hypotheses"]:
+    lo, hi = h["rule_interval"]
+    print(f"hypothesis {h['name']} ({h['says']}): {h['verdict']}"
+          + ("" if lo is None else f", [{lo:+.3f}, {hi:+.3f}]"))
+assert S7["complete"] or all(h["verdict"] == "cannot be read" for h in S7["hypotheses"])  # no verdict while running
+display(viz.arms_per_seed({arm: data_values(S7, arm) for arm in ARMS7},
+                          colours={arm: a["method"] for arm, a in S7["arms"].items()}, ylabel="single-digit sums pass@1",
+                          start=tuple(S7["arms"]["grpo-hard"]["start"]["easy pass@1"]), clip=(0, 1),
+                          xlabel="arm (control: trained on the single-digit sums)",
+                          title=f"Study 7, the primary measure: {S7['done']} of {S7['total']} runs"))
+
+# %% [check]
+grpo7, ci = change7("grpo-hard", "easy")
+if grpo7:  # the tolerance is the change's own 95% half-width with the start's error; the plan's margin below 2 seeds
+    measured = float(np.mean(grpo7)) - S7["arms"]["grpo-hard"]["start"]["easy pass@1"][0]
+    checks.check_prediction(my_dose_prediction, measured,
+                            f"exercise 14.4: grpo-hard's change in single-digit pass@1 ({len(grpo7)} seed(s))",
+                            tol=(ci[2] - ci[1]) / 2 if ci else 0.05, fraction=True, source="the shipped study")
+else:
+    print("exercise 14.4: no finished grpo-hard run is shipped yet; your prediction stands for later")
+
+# %% [markdown]
+# **What the successes looked like.** The claim's mechanism needs the lucky successes to be a shortcut. If they are,
+# a *sole* success should be shorter, or give no working, or repeat a number of the prompt, more often than a
+# *shared* one. The plan predicted no sign of this at this rate and declared these shares descriptive: no comparison
+# reads them. Below, `sole-share` is the share of a run's successes that were sole ones; each other share is taken
+# among the successes of its kind (`sole-no-working`: of the sole successes, the share without working), and each
+# length is in tokens. All are pooled over a run's training and averaged over its arm's finished seeds; "-" where
+# no finished run met a success of that kind.
+
+# %%
+SIGNS = ("sole-share", "sole-length", "shared-length", "sole-no-working", "shared-no-working", "sole-repeats-prompt",
+         "shared-repeats-prompt")
+print(f"{'arm':12s} runs " + " ".join(f"{s:>21s}" for s in SIGNS))
+for arm in ARMS7:
+    cols = {s: [v for v in data_values(S7, arm, s) if v is not None] for s in SIGNS}  # None: no success of the kind
+    print(f"{arm:12s} {len(data_values(S7, arm)):4d} "
+          + " ".join(f"{np.mean(v):21.3f}" if v else f"{'-':>21s}" for v in cols.values()))
+    for s, v in cols.items():
+        assert all(0 <= x <= 1 for x in v) if "length" not in s else all(x > 0 for x in v), (arm, s)

@@ -367,11 +367,12 @@ for _kind, _which in (("sole", "the only success of their group (k = 1)"),
     register_metric(Metric(f"{_kind}-length", "history", False, _success_mean(_kind, "length"), floor=0.0,
                            better="neutral", about=f"tokens per completion of the training completions that were "
                            f"{_which}, pooled over training"))
-    for _sign, _what in (("repeats_prompt", "answers with a number of the prompt"),
-                         ("no_working", "answers without working")):
+    for _sign, _what in (("repeats_prompt", "answer with a number of the prompt"),
+                         ("no_working", "answer without working")):
         register_metric(Metric(f"{_kind}-{_sign.replace('_', '-')}", "history", True, _success_mean(_kind, _sign),
-                               better="neutral", about=f"the share of training completions that were {_which} "
-                               f"and {_what} (grpo_lab.tasks.signatures), pooled over training"))
+                               better="neutral", about=f"of the training completions that were {_which}, the "
+                               f"share that {_what} (grpo_lab.tasks.signatures), pooled "
+                               "over training"))
 register_metric(Metric("adam-near-eps", "history", True,
                        lambda r, k: float(_share("update/adam_near_eps")(r).mean()), better="neutral",
                        about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
