@@ -373,11 +373,13 @@ def change7(arm, task):
     return values, (change_ci(values, start, se) if len(values) >= 2 else None)
 
 
-def where(ci):
-    """Where an interval lies, in words: a sentence that follows the data."""
+def where(ci, start):
+    """Where an interval lies, in words: a sentence that follows the data. Shown within what a change of pass@1
+    from ``start`` can reach, [-start, 1 - start] (a t-interval over two seeds has 1 df and reaches far past it)."""
     d, lo, hi = ci
     side = "above the start" if lo > 0 else "below the start" if hi < 0 else "including no change"
-    return f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}], {side}"
+    cut = " (cut at what a change can reach)" if lo < -start or hi > 1 - start else ""
+    return f"{d:+.3f} [{max(lo, -start):+.3f}, {min(hi, 1 - start):+.3f}]{cut}, {side}"
 
 
 for arm in ARMS7:
@@ -386,7 +388,7 @@ for arm in ARMS7:
         start = S7["arms"][arm]["start"][f"{task} pass@1"][0]
         shown = ", ".join(f"{v:.3f}" for v in values) or "no finished run"
         print(f"{arm:12s} {what:28s} start {start:.3f}; per seed {shown}"
-              + (f"; change {where(ci)}" if ci else "")
+              + (f"; change {where(ci, start)}" if ci else "")
               + (" <- its own task: did the treatment take?" if task == OWN[arm] else ""))
         assert all(0 <= v <= 1 for v in values)
 # the notebook's reading of grpo-hard against the start is the report's, to rounding error
@@ -426,10 +428,10 @@ else:
 # %%
 SIGNS = ("sole-share", "sole-length", "shared-length", "sole-no-working", "shared-no-working", "sole-repeats-prompt",
          "shared-repeats-prompt")
-print(f"{'arm':12s} runs " + " ".join(f"{s:>21s}" for s in SIGNS))
+print(f"{'arm':12s} runs " + " ".join(SIGNS))
 for arm in ARMS7:
     cols = {s: [v for v in data_values(S7, arm, s) if v is not None] for s in SIGNS}  # None: no success of the kind
     print(f"{arm:12s} {len(data_values(S7, arm)):4d} "
-          + " ".join(f"{np.mean(v):21.3f}" if v else f"{'-':>21s}" for v in cols.values()))
+          + " ".join(f"{np.mean(v):{len(s)}.3f}" if v else f"{'-':>{len(s)}s}" for s, v in cols.items()))
     for s, v in cols.items():
         assert all(0 <= x <= 1 for x in v) if "length" not in s else all(x > 0 for x in v), (arm, s)
