@@ -91,6 +91,28 @@ def test_a_damaged_log_value_is_named_with_its_file_never_averaged(tmp_path, key
     assert f"step 4" in md and words in md
 
 
+def test_a_damaged_log_value_reaches_a_lessons_reading_as_damaged_not_as_missing(tmp_path):
+    """The data output a lesson reads (lesson 14's signatures table): a damaged value is named per run, and
+    data_values refuses it. Before, it was None there, which a lesson shows as "not logged" or "no such success"."""
+    from grpo_lab.study import data_values
+    from grpo_lab.study.render import study_data
+
+    def edit(name, s, log):
+        if (name, s) == ("sign", 1) and "grad_norm" in log[3]:
+            log[3]["grad_norm"] = -1.0
+    top = 'steps = ["grad-norm", "adam-near-eps"]\n'
+    data = study_data(Study.load(make(tmp_path / "bad", top=top, log_edit=edit)))
+    assert {s: list(q) for s, q in data["arms"]["sign"]["damaged"].items()} == {"1": ["grad-norm"]}
+    why = data["arms"]["sign"]["damaged"]["1"]["grad-norm"]
+    assert "step 4" in why and "below 0" in why and "results/sign-seed1.json" in why
+    with pytest.raises(ValueError, match=r"grad-norm of sign is damaged in 1 run\(s\).*seed 1: grad_norm at step 4"):
+        data_values(data, "sign", "grad-norm")
+    assert len(data_values(data, "sign", "adam-near-eps")) == 2  # the run's other quantities are still read
+    assert data["arms"]["grpo"]["damaged"] == {} and len(data_values(data, "grpo", "grad-norm")) == 2
+    clean = study_data(Study.load(make(tmp_path / "clean", top=top)))  # the same study undamaged: nothing named
+    assert clean["arms"]["sign"]["damaged"] == {} and None not in data_values(clean, "sign", "grad-norm")
+
+
 def test_a_nan_in_the_log_of_a_measure_the_comparison_reads_leaves_the_run_out_by_name(tmp_path):
     def edit(name, s, log):
         if (name, s) == ("sign", 1) and "completions/clipped_ratio" in log[2]:  # the metrics file only

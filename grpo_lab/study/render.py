@@ -517,9 +517,11 @@ def study_data(study: Study) -> dict:
             "start": {m.text: [_number(x) for x in st] for m in measures
                       for st in [study.start(name, m)] if st is not None},
         }
-        if p.steps:  # the steps table's quantities, per run
-            arms[name]["steps"] = {str(seed): {m.text: _step_value(m, r) for m in p.steps}
-                                   for seed, r in sorted(a.runs.items())}
+        if p.steps:  # the steps table's quantities, per run; a damaged value is None there and named here
+            got = {str(seed): {m.text: _step_value(m, r) for m in p.steps} for seed, r in sorted(a.runs.items())}
+            arms[name]["steps"] = {seed: {k: v for k, (v, _) in q.items()} for seed, q in got.items()}
+            arms[name]["damaged"] = {seed: {k: why for k, (_, why) in q.items() if why}
+                                     for seed, q in got.items() if any(why for _, why in q.values())}
     def row(r, family):
         return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
                 "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
@@ -564,13 +566,16 @@ def study_data(study: Study) -> dict:
             "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study)}
 
 
-def _step_value(m, run) -> float | None:
-    """One run's value of a ``steps`` quantity for the data output: None where its log lacks the quantity or holds a
-    damaged value (the report's steps table names which, and leaves it out of the arm's cell as here)."""
+def _step_value(m, run) -> tuple:
+    """One run's value of a ``steps`` quantity for the data output, and why it is damaged: ``(value, None)``, or
+    ``(None, None)`` where its log lacks the quantity, or ``(None, why)`` for a damaged value, which the report's
+    steps table names and leaves out of the arm's cell (:func:`data_values` refuses to read it as missing)."""
     try:
-        return _number(m.of(run))
-    except (KeyError, ValueError):
-        return None
+        return _number(m.of(run)), None
+    except KeyError:
+        return None, None
+    except ValueError as e:
+        return None, str(e)
 
 
 def data_arm(data: dict, method: str, **settings) -> str:
@@ -594,12 +599,18 @@ def data_arm(data: dict, method: str, **settings) -> str:
 def data_values(data: dict, arm: str, measure: str | None = None) -> list:
     """The per-seed values of ``measure`` (default: the study's primary) in ``arm``'s finished runs of a study's data
     output (:func:`study_data`), in seed order: a plan measure, or one of the plan's ``steps`` quantities (the
-    training log's, None for a run whose log lacks it)."""
+    training log's, None for a run whose log lacks it). A damaged value in a log is a ValueError naming the run and
+    what is wrong, never a None a lesson would read as "not logged"."""
     measure = measure or data["primary"]
     if measure in data["measures"]:
         seeds = data["arms"][arm]["seeds"]
     elif measure in data.get("steps", []):
         seeds = data["arms"][arm]["steps"]
+        bad = [f"seed {s}: {why[measure]}" for s, why in sorted(data["arms"][arm].get("damaged", {}).items(),
+                                                                  key=lambda x: int(x[0])) if measure in why]
+        if bad:
+            raise ValueError(f"{measure} of {arm} is damaged in {len(bad)} run(s), left out of the report's steps "
+                             f"table: " + "; ".join(bad))
     else:
         steps = f"; steps: {', '.join(data['steps'])}" if data.get("steps") else ""
         raise KeyError(f"{measure}: the data hold {', '.join(data['measures'])}{steps}")

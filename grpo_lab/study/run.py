@@ -174,8 +174,9 @@ def run_study(plan: Plan, shard=(1, 1), workers: int = 1, progress: bool = False
     if spawning:  # what the workers did, read from the files they wrote (the parent trains nothing itself)
         had = [u for u in mine if _has_result(plan, u)]
         _spawn(plan, shard, workers, echo, start_by)
-        new = [u for u in mine if u not in had and _has_result(plan, u)]
-        rest = [u for u in mine if not _has_result(plan, u)]  # left by the deadline (or held by another command)
+        now = {u: _has_result(plan, u) for u in mine}
+        new = [u for u in mine if u not in had and now[u]]
+        rest = [u for u in mine if not now[u]]  # left by the deadline (or held by another command)
         late = rest if start_by is not None else []
         return {key: [f"{n} seed {s}" for n, s in us]
                 for key, us in (("trained", new), ("finished", had), ("not_started", late))}
