@@ -1026,7 +1026,6 @@ def test_a_directory_another_process_is_preparing_is_left_for_last(tmp_path):
     """Two workers of one study evaluate different starts side by side: a worker that finds a directory locked by
     another process prepares the study's other directories first and waits for that one last (study 7's second
     worker waited about 17 minutes on the first one's start, then evaluated the control's start alone)."""
-    import subprocess
     import sys
 
     from grpo_lab.study.run import prepare_dirs, train_dir, units

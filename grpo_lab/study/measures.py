@@ -370,9 +370,8 @@ for _kind, _which in (("sole", "the only success of their group (k = 1)"),
     for _sign, _what in (("repeats_prompt", "answer with a number of the prompt"),
                          ("no_working", "answer without working")):
         register_metric(Metric(f"{_kind}-{_sign.replace('_', '-')}", "history", True, _success_mean(_kind, _sign),
-                               better="neutral", about=f"of the training completions that were {_which}, the "
-                               f"share that {_what} (grpo_lab.tasks.signatures), pooled "
-                               "over training"))
+                               better="neutral", about=f"of the training completions that were {_which}, "
+                               f"the share that {_what} (grpo_lab.tasks.signatures), pooled over training"))
 register_metric(Metric("adam-near-eps", "history", True,
                        lambda r, k: float(_share("update/adam_near_eps")(r).mean()), better="neutral",
                        about="the share of trained weights whose Adam √v̂ is below 10 × ε (where Adam's step stops "
