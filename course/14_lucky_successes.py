@@ -323,8 +323,9 @@ for arm, a in arms.items():
 # 6 seeds each:
 #
 # - `grpo-hard` and `drgrpo-hard`: GRPO and Dr.GRPO (no std normalisation) on the two-digit sums;
-# - `near-hard`: GRPO with every group whose minority is a single completion zeroed (`grpo_near`), which here means
-#   almost exactly the lucky groups;
+# - `near-hard`: GRPO with every group whose minority is a single completion zeroed (`grpo_near`). At the start that
+#   is almost exactly the lucky groups; as training raises the success rate it also zeroes groups with a single
+#   failure;
 # - `control`: GRPO on the single-digit sums themselves.
 #
 # The primary measure is pass@1 on all 200 single-digit sums (4 samples each, 48 new tokens). None of them is in a
