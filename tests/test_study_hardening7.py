@@ -113,6 +113,29 @@ def test_a_damaged_log_value_reaches_a_lessons_reading_as_damaged_not_as_missing
     assert clean["arms"]["sign"]["damaged"] == {} and None not in data_values(clean, "sign", "grad-norm")
 
 
+def test_the_steps_table_and_the_data_page_classify_a_value_in_one_place(tmp_path, monkeypatch):
+    """A summary that is not a finite number (no log entry refused, the reading itself gone wrong) is damaged in
+    the report's steps table and in the data page alike: named with its run, never "not in the training log" in
+    one and None in the other."""
+    from grpo_lab.study.measures import Measure
+    from grpo_lab.study.render import study_data
+
+    study = Study.load(make(tmp_path, top='steps = ["grad-norm", "adam-near-eps"]\n'))
+    real = Measure.of
+
+    def of(self, r):
+        v = real(self, r)
+        return float("nan") if self.text == "grad-norm" and "sign-seed1" in str(r.get("result_source")) else v
+    monkeypatch.setattr(Measure, "of", of)
+    md = "\n".join(step_sections(study))
+    assert "Left out, damaged: `grad-norm` of sign seed 1: its summary over the training log is nan" in md
+    assert "not in the training log" not in md
+    data = study_data(study)
+    assert {s: list(q) for s, q in data["arms"]["sign"]["damaged"].items()} == {"1": ["grad-norm"]}
+    assert data["arms"]["sign"]["steps"]["1"]["grad-norm"] is None
+    assert data["arms"]["sign"]["steps"]["1"]["adam-near-eps"] is not None and data["arms"]["grpo"]["damaged"] == {}
+
+
 def test_a_nan_in_the_log_of_a_measure_the_comparison_reads_leaves_the_run_out_by_name(tmp_path):
     def edit(name, s, log):
         if (name, s) == ("sign", 1) and "completions/clipped_ratio" in log[2]:  # the metrics file only

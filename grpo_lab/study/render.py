@@ -333,12 +333,13 @@ def step_sections(study: Study) -> list:
         for m in study.plan.steps:
             got = {}
             for seed, r in a.runs.items():
-                try:
-                    got[seed] = m.of(r)
-                except KeyError:
+                v, why = _step_value(m, r)  # one place tells a quantity the log lacks from a damaged one
+                if why:  # issue 83: a damaged value is named with its file, never averaged in
+                    damaged.append(f"`{m.text}` of {name} seed {seed}: {why}")
+                elif v is None:
                     short.setdefault(m.text, {}).setdefault(name, []).append(seed)
-                except ValueError as e:  # issue 83: a damaged value is named with its file, never averaged in
-                    damaged.append(f"`{m.text}` of {name} seed {seed}: {e}")
+                else:
+                    got[seed] = v
             row.append(stats.fmt_ci(list(got.values()), clip=m.metric.clip, confidence=confidence(study)[0])
                        if got else "—")
         rows.append(row)
@@ -498,7 +499,8 @@ def study_data(study: Study) -> dict:
     on each plan measure, its start, the settings that differ between arms; each planned reading under the plan's
     conventions (the difference, its interval at the plan's level, the level Holm read it at, separated or not once
     the family is complete) and each exploratory one; each run's ``steps`` quantities (the training log's, as the
-    report's steps table reads them); the arm each selection chose; each hypothesis's judgement; each curve's
+    report's steps table reads them: None where a log lacks one) and, under ``damaged``, each damaged one with why
+    (issue 83: named, never read as missing); the arm each selection chose; each hypothesis's judgement; each curve's
     points; each correlation (Pearson's r, its interval, R²); every planned verdict under each alternative
     (``robustness``); the plain lead and the headline. Written as JSON with the report and checked by ``report
     --check``, so a notebook that asserts these numbers fails when the runs change (lessons 12 and 13 read studies 4
@@ -520,8 +522,8 @@ def study_data(study: Study) -> dict:
         if p.steps:  # the steps table's quantities, per run; a damaged value is None there and named here
             got = {str(seed): {m.text: _step_value(m, r) for m in p.steps} for seed, r in sorted(a.runs.items())}
             arms[name]["steps"] = {seed: {k: v for k, (v, _) in q.items()} for seed, q in got.items()}
-            arms[name]["damaged"] = {seed: {k: why for k, (_, why) in q.items() if why}
-                                     for seed, q in got.items() if any(why for _, why in q.values())}
+            bad = {seed: {k: why for k, (_, why) in q.items() if why} for seed, q in got.items()}
+            arms[name]["damaged"] = {seed: whys for seed, whys in bad.items() if whys}
     def row(r, family):
         return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
                 "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
@@ -567,15 +569,22 @@ def study_data(study: Study) -> dict:
 
 
 def _step_value(m, run) -> tuple:
-    """One run's value of a ``steps`` quantity for the data output, and why it is damaged: ``(value, None)``, or
-    ``(None, None)`` where its log lacks the quantity, or ``(None, why)`` for a damaged value, which the report's
-    steps table names and leaves out of the arm's cell (:func:`data_values` refuses to read it as missing)."""
+    """One run's value of a ``steps`` quantity, and why it is damaged: ``(value, None)``, or ``(None, None)`` where
+    its log lacks the quantity, or ``(None, why)`` for a damaged value (an entry the log check refuses, or a summary
+    that is not a finite number). The report's steps table (:func:`step_sections`) and the data output
+    (:func:`study_data`) both read a run through it, so the two never disagree on what is missing and what is
+    damaged; a damaged value is named and left out of the arm's cell, and :func:`data_values` refuses it."""
+    import math
+
     try:
-        return _number(m.of(run)), None
+        v = m.of(run)
     except KeyError:
         return None, None
     except ValueError as e:
         return None, str(e)
+    if not math.isfinite(float(v)):
+        return None, f"its summary over the training log is {v!r}, not a finite number (damaged?)"
+    return float(v), None
 
 
 def data_arm(data: dict, method: str, **settings) -> str:
