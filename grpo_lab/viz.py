@@ -767,22 +767,32 @@ def arms_per_seed(arms: dict, colours: dict | None = None, ylabel: str = "measur
 
 def comparison_intervals(rows, margin: float | None = None, xlabel: str = "difference",
                          title: str | None = None) -> Figure:
-    """A forest plot of comparisons (the study engine): ``rows`` of ``(label, d, lo, hi, planned)`` or
-    ``(label, d, lo, hi, planned, marks)``; planned ones in black, exploratory in grey; a line at 0 and, with
-    ``margin``, the plan's band of equivalence. ``marks``: ``[(x, "size" or "claim"), ...]`` on that row: a size
-    rule's threshold (a red bar across the row) and a published claim (an orange star; where it lies off the axis,
-    an arrow at the edge with its value). The x axis is fitted to the intervals and the thresholds."""
+    """A forest plot of comparisons (the study engine): ``rows`` of ``(label, d, lo, hi, planned)``,
+    ``(label, d, lo, hi, planned, marks)`` or ``(label, d, lo, hi, planned, marks, reach)``; planned ones in black,
+    exploratory in grey; a line at 0 and, with ``margin``, the plan's band of equivalence. ``marks``:
+    ``[(x, "size" or "claim"), ...]`` on that row: a size rule's threshold (a red bar across the row) and a published
+    claim (an orange star; where it lies off the axis, an arrow at the edge with its value). ``reach``: ``(lowest,
+    highest)``, what the difference can be at all (:func:`grpo_lab.study.reach`): an interval that runs past it is
+    drawn up to it, with a hollow square at the cut end, and the legend says so (a t-interval over two seeds of a
+    pass@1 change from a start of 0.15 can run from -0.93 to +1.08, where only [-0.15, +0.85] can occur). The x axis
+    is fitted to the intervals as drawn and the thresholds."""
     longest = max([len(r[0]) for r in rows] or [10])
     fig, ax = _fig(width=max(WIDTH, 4.5 + 0.065 * longest), height=max(2.4, 0.4 * len(rows) + 1.8), title=title)
     shown = [0.0]
     claims = []
     kinds = set()
+    cut = False
     for i, (label, d, lo, hi, planned, *rest) in enumerate(rows):
         y = len(rows) - 1 - i
         colour = "0.1" if planned else "0.55"
-        ax.errorbar([d], [y], xerr=[[d - lo], [hi - d]], color=colour, marker="D" if planned else "o", ms=5,
-                    capsize=3, ls="none")
-        shown += [lo, hi]
+        low, high = rest[1] if len(rest) > 1 and rest[1] is not None else (-np.inf, np.inf)
+        lo_shown, hi_shown = max(lo, low), min(hi, high)
+        ax.errorbar([d], [y], xerr=[[d - lo_shown], [hi_shown - d]], color=colour, marker="D" if planned else "o",
+                    ms=5, capsize=3, ls="none")
+        for end in [x for x, past in ((lo_shown, lo < low), (hi_shown, hi > high)) if past]:
+            ax.plot([end], [y], marker="s", ms=7, mfc="white", mec=colour, mew=1.5, ls="none", zorder=3)
+            cut = True
+        shown += [lo_shown, hi_shown]
         for x, kind in (rest[0] if rest else []):
             kinds.add(kind)
             if kind == "size":
@@ -811,6 +821,9 @@ def comparison_intervals(rows, margin: float | None = None, xlabel: str = "diffe
                                                                    y + 0.3),
                         color="#ff7f0e", fontsize=7, ha="center",
                         arrowprops=dict(arrowstyle="->", color="#ff7f0e"))
+    if cut:
+        handles.append(Line2D([], [], marker="s", ms=6, mfc="white", mec="0.1", ls="none",
+                              label="interval cut at what the difference can reach"))
     if "size" in kinds:
         handles.append(Patch(color="#d62728", label="a size rule's threshold"))
     if claims:

@@ -325,9 +325,52 @@ def test_a_side_past_the_largest_possible_difference_excludes_nothing(tmp_path):
     s = Study.load(make_study(tmp_path))
     assert bound(s, reading(-0.244, -1.890, 1.402, False)) == \
         "it excludes nothing yet (the interval reaches past ±1, the most a difference of fractions can be)"
+    assert bound(s, reading(0.7, 0.3, 1.2, True)).startswith("its interval lies above 0; above it nothing is excluded")
     one_side = bound(s, reading(-0.2, -1.2, 0.3, False))
     assert one_side.startswith("sign ahead by more than 0.300 is excluded; on the other side nothing is")
     assert bound(s, reading(-0.2, -0.9, 0.3, False)).endswith("are excluded")  # within ±1: both sides bound
+
+
+@pytest.mark.parametrize("start, lo, hi, said", [
+    # a start of 0.15: a loss can be 0.15 at most, so "a loss larger than 0.927 is excluded" would be empty
+    (0.15, -0.927, 1.083, "it excludes nothing yet (the interval reaches past [-0.150, +0.850], all a change from "
+                          "the start's 0.150 can be)"),
+    (0.15, -0.927, 0.6, "a gain larger than 0.600 is excluded; on the other side nothing is (the interval reaches "
+                        "past [-0.150, +0.850]"),
+    # the same data reversed (a start of 0.85): now the loss side bounds and the gain side cannot
+    (0.85, -0.6, 0.927, "a loss larger than 0.600 is excluded; on the other side nothing is (the interval reaches "
+                        "past [-0.850, +0.150]"),
+    (0.15, -0.1, 0.6, "a gain larger than 0.600 and a loss larger than 0.100 are excluded"),  # within reach: both
+    # study 7's control at two seeds: above 0, its top past reach (never "a loss larger than -0.268 is excluded")
+    (0.15, 0.268, 0.990, "its interval lies above 0; above it nothing is excluded (the interval reaches past"),
+    (0.85, -0.990, -0.268, "its interval lies below 0; below it nothing is excluded (the interval reaches past"),
+])
+def test_a_change_from_the_start_excludes_only_what_the_start_lets_it_reach(tmp_path, start, lo, hi, said):
+    from grpo_lab.study import reach
+
+    s = Study.load(make_study(tmp_path))
+    r = reading((lo + hi) / 2, lo, hi, False, b="start", mean_b=start, kind="start")
+    assert bound(s, r).startswith(said)
+    assert reach(r) == pytest.approx((-start, 1 - start))
+    assert reach(reading(0.0, -0.5, 0.5, False, mean_b=start)) == (-1.0, 1.0)  # between two arms: ±1 whatever b's mean
+
+
+def test_the_comparisons_figure_cuts_an_interval_at_what_its_difference_can_reach():
+    """Issue 82's study 7 at two seeds: near-hard against a start of 0.15, [-0.927, +1.083] drawn as [-0.15, +0.85]
+    with both ends marked cut; an interval within reach is drawn whole and unmarked."""
+    from grpo_lab.viz import comparison_intervals
+
+    fig = comparison_intervals([("near − start", 0.078, -0.927, 1.083, True, [], (-0.15, 0.85)),
+                                ("grpo − start", 0.2, 0.05, 0.35, True, [], (-0.15, 0.85))], title="t")
+    ax = fig.axes[0]
+    ends = sorted(float(x) for line in ax.lines if line.get_marker() == "s" for x in line.get_xdata())
+    assert ends == pytest.approx([-0.15, 0.85])  # the cut ends, on the near-hard row only
+    left, right = ax.get_xlim()
+    assert -0.4 < left < -0.15 and 0.85 < right < 1.1  # the axis fits the drawn intervals, not the t-interval's ±1
+    assert "interval cut at what the difference can reach" in [t.get_text() for t in fig.legends[0].get_texts()]
+    whole = comparison_intervals([("grpo − start", 0.2, 0.05, 0.35, True, [], (-0.15, 0.85))], title="t")
+    assert not [x for line in whole.axes[0].lines if line.get_marker() == "s" for x in line.get_xdata()]
+    assert all("cut" not in t.get_text() for t in whole.legends[0].get_texts())
 
 
 def test_a_claim_the_task_cannot_reach_is_said_to_be_unreachable(tmp_path):

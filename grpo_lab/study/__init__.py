@@ -107,7 +107,7 @@ from .render import (GIT_LINE, arm_table, build, data_arm, data_values, fill, lo
                      study_data, verdict_line, write_or_check)
 from .run import arm_dirs, default_dir, parse_shard, run_study, shard_units, train_dir, units
 from .words import (bound, claim_words, compact, finding, fragility_words, headline, held_out_line, hypothesis_line,
-                    interval, label, largest_difference, lead, past_range, reading_line, robustness_section, took_word,
+                    interval, label, largest_difference, lead, past_range, reach, reading_line, robustness_section, took_word,
                     verdict_word)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

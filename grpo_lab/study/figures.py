@@ -7,8 +7,9 @@ from .data import Study
 
 def draw(study: Study) -> None:
     """The study's figures: each arm's primary measure per seed (dots), with its mean and interval, beside its
-    start; and every comparison's interval (planned, then exploratory)."""
+    start; and every comparison's interval (planned, then exploratory), cut at what its difference can reach."""
     from ..viz import arms_per_seed, comparison_intervals, runs_scatter, sweep
+    from .words import reach
 
     p = study.plan
     arms = {a.arm.label: list(study.values(n).values()) for n, a in study.data.items()}
@@ -24,7 +25,8 @@ def draw(study: Study) -> None:
         if h.size is not None:
             sizes.setdefault(h.test, []).append((h.size if h.predicts == "a" else -h.size, "size"))
     rows = [(r.spec.label + ("" if r.spec.planned else " (exploratory)"), r.d, r.lo, r.hi, r.spec.planned,
-             sizes.get(r.spec.label, []) + ([(r.spec.claim, "claim")] if r.spec.claim is not None else []))
+             sizes.get(r.spec.label, []) + ([(r.spec.claim, "claim")] if r.spec.claim is not None else []),
+             reach(r))  # drawn up to what the difference can be, as the report's bound words read it
             for r in [*study.planned, *study.exploratory] if r.d is not None]
     fig = comparison_intervals(rows, margin=p.margin, xlabel=f"difference (a − b), {100 * (1 - p.alpha):.4g}% interval before correction",
                                title=f"{p.title} — the comparisons")

@@ -88,12 +88,25 @@ def largest_difference(r: Reading) -> float | None:
     return 2.0 if r.spec.c is not None else 1.0
 
 
-def past_range(r: Reading) -> tuple[bool, bool]:
-    """``(above, below)``: whether each side of a reading's interval reaches past the largest difference its
-    measure allows (:func:`largest_difference`); such a side excludes nothing. ``(False, False)`` for a measure
-    without bounds."""
+def reach(r: Reading) -> tuple[float, float] | None:
+    """``(lowest, highest)``: what a reading's difference can be at all; None for a measure without bounds. For a
+    fraction against a fixed value (the start's evaluation, a plan's level ``v``), ``[-v, 1 - v]`` (a change of
+    pass@1 from a start of 0.15 lies in [-0.15, +0.85]; the start is read at its own estimate, whose sampling error
+    is small beside a change's); between two arms, ``±1``; a difference of two differences, ``±2``
+    (:func:`largest_difference`)."""
     top = largest_difference(r)
-    return (top is not None and r.hi >= top, top is not None and -r.lo >= top)
+    if top is None:
+        return None
+    if r.spec.c is None and (r.spec.b == "start" or r.spec.level is not None) and r.mean_b is not None:
+        return -r.mean_b, 1.0 - r.mean_b
+    return -top, top
+
+
+def past_range(r: Reading) -> tuple[bool, bool]:
+    """``(above, below)``: whether each side of a reading's interval reaches past what its difference can be
+    (:func:`reach`); such a side excludes nothing. ``(False, False)`` for a measure without bounds."""
+    span = reach(r)
+    return (span is not None and r.hi >= span[1], span is not None and r.lo <= span[0])
 
 
 def _sides(study: Study, r: Reading) -> tuple[str, str]:
@@ -126,11 +139,19 @@ def bound(study: Study, r: Reading) -> str:
     gain, loss = _sides(study, r)
     above, below = past_range(r)
     if above or below:
-        top = largest_difference(r)
-        what = "a difference of fractions" if top == 1 else "a difference of two differences of fractions"
-        past = f"the interval reaches past ±{top:g}, the most {what} can be"
+        top, (low, high) = largest_difference(r), reach(r)
+        if (low, high) != (-top, top):  # a fraction against a fixed value: the value sets how far it can move
+            frm = f"a change from the start's {r.mean_b:.3f}" if r.spec.b == "start" else f"a difference from {r.mean_b:g}"
+            past = f"the interval reaches past [{low:+.3f}, {high:+.3f}], all {frm} can be"
+        else:
+            what = "a difference of fractions" if top == 1 else "a difference of two differences of fractions"
+            past = f"the interval reaches past ±{top:g}, the most {what} can be"
         if above and below:
             return f"it excludes nothing yet ({past})"
+        if above and r.lo > 0:  # above 0, and its top past reach: no bound on the gain (nor a "loss" of −lo)
+            return f"its interval lies above 0; above it nothing is excluded ({past})"
+        if below and r.hi < 0:
+            return f"its interval lies below 0; below it nothing is excluded ({past})"
         kept = loss if above else gain
         return f"{kept} is excluded; on the other side nothing is ({past})"
     if r.lo > 0:
