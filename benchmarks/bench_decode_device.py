@@ -19,6 +19,7 @@ import statistics
 import time
 
 import torch
+from machine import copy_bandwidth  # benchmarks/machine.py
 
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"  # study 3's
 ROWS, NEW_TOKENS = 16, 48
@@ -26,15 +27,7 @@ ROWS, NEW_TOKENS = 16, 48
 
 def bound(model, device) -> dict:
     """The weight-streaming bound per decoded token: the weights' bytes over a copy bandwidth measured here."""
-    x = torch.empty(256 * 2**20, device=device)
-    y = torch.empty_like(x)
-    y.copy_(x)
-    _sync(device)
-    t = time.perf_counter()
-    for _ in range(5):
-        y.copy_(x)
-    _sync(device)
-    bandwidth = 5 * 2 * x.numel() * 4 / (time.perf_counter() - t)  # bytes read and written per second
+    bandwidth = copy_bandwidth(device, 256 * 2**20, copies=5)  # bytes read and written per second
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     return {"bandwidth_gbs": bandwidth / 1e9, "weights_mb": weights / 1e6, "bound_ms_per_token": weights / bandwidth * 1e3}
 

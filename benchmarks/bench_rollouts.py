@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from machine import machine as describe_machine  # benchmarks/machine.py
+from machine import copy_bandwidth, machine as describe_machine  # benchmarks/machine.py
 
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"  # study 3's
 ROWS, NEW_TOKENS = 16, 48
@@ -32,13 +32,7 @@ ROWS, NEW_TOKENS = 16, 48
 def _machine(model) -> dict:
     import torch
 
-    x = torch.empty(128 * 1024 * 1024)
-    y = torch.empty_like(x)
-    y.copy_(x)
-    t = time.perf_counter()
-    y.copy_(x)
-    bandwidth = 2 * x.numel() * 4 / (time.perf_counter() - t)  # bytes read and written per second
-    del x, y
+    bandwidth = copy_bandwidth("cpu", 128 * 2**20, copies=1)  # bytes read and written per second
     shapes = [tuple(m.weight.shape) for m in model.modules() if isinstance(m, torch.nn.Linear)]
     distinct = {s: shapes.count(s) for s in shapes}
     seconds, flops = 0.0, 0.0
