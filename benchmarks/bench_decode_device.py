@@ -19,7 +19,7 @@ import statistics
 import time
 
 import torch
-from machine import copy_bandwidth  # benchmarks/machine.py
+from machine import copy_bandwidth, synchronize  # benchmarks/machine.py
 
 TASK = "gym:chain_sum:min_terms=2,max_terms=2,min_digits=1,max_digits=2"  # study 3's
 ROWS, NEW_TOKENS = 16, 48
@@ -44,11 +44,6 @@ def canary(model, loop, prompts, device) -> float:
             ref = torch.log_softmax(logits[len(p) - 1:-1], -1).gather(1, torch.tensor(c, device=device)[:, None])
             worst = max(worst, float((ref.squeeze(1) - torch.tensor(lp, device=device)).abs().max()))
     return worst
-
-
-def _sync(device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 def main(argv=None) -> None:
@@ -86,10 +81,10 @@ def main(argv=None) -> None:
     def timed(name, call):
         seconds, steps = [], 0
         for i in range(args.calls + 1):
-            _sync(device)
+            synchronize(device)
             t = time.perf_counter()
             steps = call(i)
-            _sync(device)
+            synchronize(device)
             seconds.append(time.perf_counter() - t)
         med = statistics.median(seconds[1:])
         out[name] = {"call_s": med, "calls": seconds, "steps": steps, "ms_per_step": med / steps * 1e3,

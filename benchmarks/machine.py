@@ -30,13 +30,20 @@ def copy_bandwidth(device="cpu", floats: int = 128 * 2**20, copies: int = 1) -> 
     import torch
 
     device = torch.device(device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     x = torch.empty(floats, device=device)
     y = torch.empty_like(x)
     y.copy_(x)
-    sync()
+    synchronize(device)
     t = time.perf_counter()
     for _ in range(copies):
         y.copy_(x)
-    sync()
+    synchronize(device)
     return copies * 2 * x.numel() * x.element_size() / (time.perf_counter() - t)
+
+
+def synchronize(device) -> None:
+    """Wait for a CUDA device's queued work before a clock is read (a CPU's work is done when its call returns)."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
