@@ -347,12 +347,14 @@ def test_a_side_past_the_largest_possible_difference_excludes_nothing(tmp_path):
 ])
 def test_a_change_from_the_start_excludes_only_what_the_start_lets_it_reach(tmp_path, start, lo, hi, said):
     from grpo_lab.study import reach
+    from grpo_lab.study.words import against_fixed
 
     s = Study.load(make_study(tmp_path))
     r = reading((lo + hi) / 2, lo, hi, False, b="start", mean_b=start, kind="start")
     assert bound(s, r).startswith(said)
-    assert reach(r) == pytest.approx((-start, 1 - start))
-    assert reach(reading(0.0, -0.5, 0.5, False, mean_b=start)) == (-1.0, 1.0)  # between two arms: ±1 whatever b's mean
+    assert against_fixed(r) and reach(r) == pytest.approx((-start, 1 - start))
+    between = reading(0.0, -0.5, 0.5, False, mean_b=start)
+    assert not against_fixed(between) and reach(between) == (-1.0, 1.0)  # between two arms: ±1 whatever b's mean
 
 
 def test_the_comparisons_figure_cuts_an_interval_at_what_its_difference_can_reach():

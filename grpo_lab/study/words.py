@@ -97,9 +97,16 @@ def reach(r: Reading) -> tuple[float, float] | None:
     top = largest_difference(r)
     if top is None:
         return None
-    if r.spec.c is None and (r.spec.b == "start" or r.spec.level is not None) and r.mean_b is not None:
+    if against_fixed(r):
         return -r.mean_b, 1.0 - r.mean_b
     return -top, top
+
+
+def against_fixed(r: Reading) -> bool:
+    """Whether a reading compares one arm with a fixed value (the start's evaluation or a plan's level), not with
+    another arm nor as a difference of differences: the case in which that value sets how far a fraction can move
+    (:func:`reach`)."""
+    return r.spec.c is None and (r.spec.b == "start" or r.spec.level is not None) and r.mean_b is not None
 
 
 def past_range(r: Reading) -> tuple[bool, bool]:
@@ -140,7 +147,7 @@ def bound(study: Study, r: Reading) -> str:
     above, below = past_range(r)
     if above or below:
         top, (low, high) = largest_difference(r), reach(r)
-        if (low, high) != (-top, top):  # a fraction against a fixed value: the value sets how far it can move
+        if against_fixed(r):  # the value sets how far a fraction can move
             frm = f"a change from the start's {r.mean_b:.3f}" if r.spec.b == "start" else f"a difference from {r.mean_b:g}"
             past = f"the interval reaches past [{low:+.3f}, {high:+.3f}], all {frm} can be"
         else:
