@@ -75,6 +75,42 @@ def is_unsloth_model(model) -> bool:
 
 
 _PRISTINE = {}
+_TRL_VLLM = {}  # "left_unloaded": whether TRL's trainer module was imported here without its vLLM path
+
+
+def _vllm_left_unloaded(*_args, **_kwargs) -> bool:
+    """TRL's vLLM probe while grpo-lab imports TRL's trainer on a machine that cannot want TRL's vLLM path
+    (:func:`import_trl_trainer`): vLLM counts as absent, so TRL's generation modules skip their import of it."""
+    return False
+
+
+def import_trl_trainer():
+    """Import TRL's ``trl.trainer.grpo_trainer``; on a machine without CUDA and without Unsloth, without its vLLM path.
+
+    With vLLM installed, TRL's trainer module imports vLLM's engine (and Ray through it) whether or not a run sets
+    ``use_vllm``: most of the module's import time (``benchmarks/bench_trl_import.py``; about 12 s of CPU on this
+    project's 2-core machine), paid by every process that trains (a study worker, a lesson's kernel, a test that
+    starts a process). grpo-lab's own vLLM rollouts (``generation="vllm"``) do not use TRL's vLLM classes, so where
+    TRL's own vLLM path cannot be wanted (no CUDA device, and Unsloth, which drives that path, neither imported nor
+    installed), TRL's vLLM probe answers False while the module is first imported. TRL's own path
+    (``GRPOConfig(use_vllm=True)``) is then unavailable in this process, and :class:`GrpoLabMixin` refuses it by
+    name. Nothing changes where the module or vLLM was already imported, on a GPU, or beside Unsloth."""
+    import importlib.util
+    import sys
+
+    if ("trl.trainer.grpo_trainer" in sys.modules or "vllm" in sys.modules or "unsloth" in sys.modules
+            or importlib.util.find_spec("unsloth") is not None or torch.cuda.is_available()):
+        import trl.trainer.grpo_trainer  # noqa: F401
+        return
+    import trl.import_utils as probe
+
+    real = probe.is_vllm_available
+    probe.is_vllm_available = _vllm_left_unloaded
+    try:
+        import trl.trainer.grpo_trainer  # noqa: F401
+    finally:
+        probe.is_vllm_available = real
+    _TRL_VLLM["left_unloaded"] = "vllm" not in sys.modules
 
 
 def pristine_grpo_trainer():
@@ -90,6 +126,8 @@ def pristine_grpo_trainer():
     import sys
 
     import trl
+
+    import_trl_trainer()
     import trl.trainer.grpo_trainer as module
 
     if not is_unsloth_patched(trl.GRPOTrainer) and not is_unsloth_patched(module.GRPOTrainer):
@@ -188,6 +226,12 @@ class GrpoLabMixin:
             raise TypeError(f"{base.__name__} is Unsloth's trainer (unsloth was imported in this process) and "
                             f"{type(plain).__name__} was not loaded by Unsloth. Build the class with "
                             "grpo_lab.trl.trainer_class(model=model) to get TRL's own trainer for it.")
+        config = kwargs.get("args", args[2] if len(args) > 2 else None)
+        if getattr(config, "use_vllm", False) and _TRL_VLLM.get("left_unloaded"):
+            raise ValueError("GRPOConfig(use_vllm=True) asks for TRL's own vLLM path, which grpo_lab left unloaded "
+                             "in this process (no CUDA device and no Unsloth: grpo_lab.trl.import_trl_trainer). Use "
+                             "generation='vllm' (grpo-lab's vLLM rollouts), or run `import trl.trainer.grpo_trainer` "
+                             "in a fresh process before building the trainer class.")
         super().__init__(*args, **kwargs)
         if getattr(self, "multi_objective_aggregation", "sum_then_normalize") != "sum_then_normalize":
             raise ValueError("grpo_lab estimators need multi_objective_aggregation='sum_then_normalize'")
@@ -471,6 +515,7 @@ def trainer_class(base=None, model=None):
     if base is None:
         import trl
 
+        import_trl_trainer()
         base = trl.GRPOTrainer
         if model is not None and is_unsloth_patched(base) and not is_unsloth_model(model):
             base = pristine_grpo_trainer()
