@@ -110,7 +110,7 @@ def import_trl_trainer():
         import trl.trainer.grpo_trainer  # noqa: F401
     finally:
         probe.is_vllm_available = real
-    _TRL_VLLM["left_unloaded"] = "vllm" not in sys.modules
+    _TRL_VLLM["left_unloaded"] = importlib.util.find_spec("vllm") is not None and "vllm" not in sys.modules
 
 
 def pristine_grpo_trainer():
@@ -229,7 +229,8 @@ class GrpoLabMixin:
         config = kwargs.get("args", args[2] if len(args) > 2 else None)
         if getattr(config, "use_vllm", False) and _TRL_VLLM.get("left_unloaded"):
             raise ValueError("GRPOConfig(use_vllm=True) asks for TRL's own vLLM path, which grpo_lab left unloaded "
-                             "in this process (no CUDA device and no Unsloth: grpo_lab.trl.import_trl_trainer). Use "
+                             "in this process (no CUDA device and no Unsloth: grpo_lab.trl.import_trl_trainer; on a "
+                             "CPU that path fails at its first weight sync, docs/guide/generation.md). Use "
                              "generation='vllm' (grpo-lab's vLLM rollouts), or run `import trl.trainer.grpo_trainer` "
                              "in a fresh process before building the trainer class.")
         super().__init__(*args, **kwargs)
