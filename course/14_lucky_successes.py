@@ -418,6 +418,58 @@ else:
     print("exercise 14.4: no finished grpo-hard run is shipped yet; your prediction stands for later")
 
 # %% [markdown]
+# **Format or skill?** At the start, many sampled completions run to the 48-token limit before they end: the report's
+# design check gives the share. A completion cut before it writes its answer scores 0. So training that only taught
+# the model to stop sooner would raise pass@1 without any better adding. How much could that give? Take a start
+# with pass@1 `p` and a share `c` of its completions cut. At most `p` of all completions are both finished and
+# correct, so at most `p / (1 - c)` of the finished ones are correct. If no completion were cut any more and that
+# accuracy stayed the same, pass@1 would be at most that **finishing ceiling**
+# (`grpo_lab.passk.finishing_ceiling`). An arm above it has gained more than finishing.
+#
+# This reading was added after 17 of the 24 runs had finished; the plan's deviations say so. It is descriptive and
+# draws no verdict. Each arm's mean over seeds is read against its start's ceiling, with the ceiling's own
+# sampling error, on both tasks. The hard task's reading matters as much as the easy one's: a manipulation check
+# that "took" only by finishing would not be the dose the study needs.
+
+# %%
+from grpo_lab.passk import finishing_ceiling  # noqa: E402
+
+
+def beyond_finishing(arm, task):
+    """``(ceiling, its s.e., pass@1 per seed, cut per seed, (change, lo, hi) or None)``: an arm's pass@1 on a task
+    against the most its start could reach by finishing alone, with the ceiling's own sampling error."""
+    (p0, p0_se), (c0, c0_se) = (S7["arms"][arm]["start"][f"{task} {m}"] for m in ("pass@1", "cut"))
+    ceiling, se = finishing_ceiling(p0, c0, p0_se, c0_se)
+    values, cuts = data_values(S7, arm, f"{task} pass@1"), data_values(S7, arm, f"{task} cut")
+    return ceiling, se, values, cuts, (change_ci(values, ceiling, se) if len(values) >= 2 else None)
+
+
+def against_ceiling(ci):
+    """Where an arm's pass@1 lies against the finishing ceiling, in words that follow the interval."""
+    d, lo, hi = ci
+    return (f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] from the ceiling: "
+            + ("more than finishing alone could give" if lo > 0 else
+               "below the ceiling: within what finishing alone could give" if hi < 0 else
+               "not separated from what finishing alone could give"))
+
+
+for task in ("easy", "hard"):
+    for arm in ARMS7:
+        ceiling, se, values, cuts, ci = beyond_finishing(arm, task)
+        start_cut = S7["arms"][arm]["start"][f"{task} cut"][0]
+        above = sum(v > ceiling for v in values)
+        print(f"{task} {arm:12s} cut {start_cut:.3f} at the start, {np.mean(cuts) if cuts else float('nan'):.3f} "
+              f"after; ceiling {ceiling:.3f} ± {1.96 * se:.3f}; pass@1 {np.mean(values) if values else float('nan'):.3f}"
+              f" ({above} of {len(values)} seeds above the ceiling)" + (f"\n     {against_ceiling(ci)}" if ci else ""))
+        start = S7["arms"][arm]["start"][f"{task} pass@1"][0]
+        assert start <= ceiling <= 1 and all(0 <= c <= 1 for c in cuts) and len(cuts) == len(values)
+        assert ceiling == min(1.0, start / (1 - start_cut)) or start_cut == 1
+# the words follow the interval: an arm read against a ceiling far below and far above it
+assert against_ceiling((0.3, 0.1, 0.5)).endswith("more than finishing alone could give")
+assert against_ceiling((-0.3, -0.5, -0.1)).endswith("within what finishing alone could give")
+assert against_ceiling((0.0, -0.1, 0.1)).endswith("not separated from what finishing alone could give")
+
+# %% [markdown]
 # **What the successes looked like.** The claim's mechanism needs the lucky successes to be a shortcut. If they are,
 # a *sole* success should be shorter, or give no working, or repeat a number of the prompt, more often than a
 # *shared* one. The plan predicted no sign of this at this rate and declared these shares descriptive: no comparison

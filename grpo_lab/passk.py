@@ -213,3 +213,22 @@ def pass_at_k_of(ev: dict, ks=(1, 2, 4, 8, 16)) -> dict:
     n = ev["n_samples"]
     c = np.asarray(ev["correct"])
     return {int(k): float(pass_at_k(n, c, int(k)).mean()) for k in ks if k <= n}
+
+
+def finishing_ceiling(pass1, cut, pass1_se=0.0, cut_se=0.0) -> tuple[float, float]:
+    """The most pass@1 a policy could reach if training only stopped its completions from being cut at the length
+    limit, their accuracy among finished completions unchanged (lesson 14: format or skill?).
+
+    With pass@1 ``p`` and a share ``c`` of sampled completions cut, at most ``p`` of all completions are finished
+    and correct, so the accuracy among finished ones is at most ``p / (1 - c)``: if none were cut any more, pass@1
+    would be at most ``min(1, p / (1 - c))``. A policy above it has gained more than finishing. Its standard error
+    by the delta method from ``pass1_se`` and ``cut_se`` treated as independent (where a cut completion is less
+    often correct than others, the two covary negatively and this overstates it). With every completion cut the
+    finished ones say nothing: 1.0, error 0. Returns ``(ceiling, standard error)``."""
+    p = as_number("pass1", pass1, low=0.0, high=1.0)
+    c = as_number("cut", cut, low=0.0, high=1.0)
+    p_se = as_number("pass1_se", pass1_se, low=0.0)
+    c_se = as_number("cut_se", cut_se, low=0.0)
+    if c == 1.0 or p >= 1.0 - c:
+        return 1.0, 0.0
+    return p / (1.0 - c), float(np.hypot(p_se / (1.0 - c), p * c_se / (1.0 - c) ** 2))

@@ -232,7 +232,9 @@ UNSLOTH_GET_PEFT_MODEL_KW = ("r", "target_modules", "lora_alpha", "lora_dropout"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # all linear projections
 
 
-def _unsloth_installed() -> bool:
+def unsloth_installed() -> bool:
+    """Whether Unsloth can be imported here (found, not imported): a GPU-path question the CPU path must not pay
+    Unsloth's import to answer (``policy="auto"``, :func:`grpo_lab.trl.import_trl_trainer`)."""
     import importlib.util
 
     return importlib.util.find_spec("unsloth") is not None
@@ -279,7 +281,7 @@ def choose_backend(backend: str = "auto", cuda: bool | None = None, unsloth: boo
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     cuda = torch.cuda.is_available() if cuda is None else cuda
-    unsloth = _unsloth_installed() if unsloth is None else unsloth
+    unsloth = unsloth_installed() if unsloth is None else unsloth
     if backend == "unsloth":
         if not cuda:
             raise RuntimeError("backend='unsloth' needs a CUDA GPU and none is visible (torch.cuda.is_available() "

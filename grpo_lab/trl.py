@@ -75,7 +75,6 @@ def is_unsloth_model(model) -> bool:
 
 
 _PRISTINE = {}
-_TRL_VLLM = {}  # "left_unloaded": whether TRL's trainer module was imported here without its vLLM path
 
 
 def _vllm_left_unloaded(*_args, **_kwargs) -> bool:
@@ -95,11 +94,12 @@ def import_trl_trainer():
     installed), TRL's vLLM probe answers False while the module is first imported. TRL's own path
     (``GRPOConfig(use_vllm=True)``) is then unavailable in this process, and :class:`GrpoLabMixin` refuses it by
     name. Nothing changes where the module or vLLM was already imported, on a GPU, or beside Unsloth."""
-    import importlib.util
     import sys
 
+    from .policy import unsloth_installed
+
     if ("trl.trainer.grpo_trainer" in sys.modules or "vllm" in sys.modules or "unsloth" in sys.modules
-            or importlib.util.find_spec("unsloth") is not None or torch.cuda.is_available()):
+            or unsloth_installed() or torch.cuda.is_available()):
         import trl.trainer.grpo_trainer  # noqa: F401
         return
     import trl.import_utils as probe
@@ -110,7 +110,18 @@ def import_trl_trainer():
         import trl.trainer.grpo_trainer  # noqa: F401
     finally:
         probe.is_vllm_available = real
-    _TRL_VLLM["left_unloaded"] = importlib.util.find_spec("vllm") is not None and "vllm" not in sys.modules
+
+
+def trl_vllm_left_unloaded() -> bool:
+    """Whether TRL's own vLLM path is unavailable in this process because :func:`import_trl_trainer` left it
+    unloaded: vLLM is installed, and TRL's generation module still holds the probe that answered False while it was
+    imported (its ``VLLMGeneration`` asks that probe, so it would refuse to start)."""
+    import importlib.util
+    import sys
+
+    module = sys.modules.get("trl.generation.vllm_generation")
+    return (module is not None and getattr(module, "is_vllm_available", None) is _vllm_left_unloaded
+            and importlib.util.find_spec("vllm") is not None)
 
 
 def pristine_grpo_trainer():
@@ -227,7 +238,7 @@ class GrpoLabMixin:
                             f"{type(plain).__name__} was not loaded by Unsloth. Build the class with "
                             "grpo_lab.trl.trainer_class(model=model) to get TRL's own trainer for it.")
         config = kwargs.get("args", args[2] if len(args) > 2 else None)
-        if getattr(config, "use_vllm", False) and _TRL_VLLM.get("left_unloaded"):
+        if getattr(config, "use_vllm", False) and trl_vllm_left_unloaded():
             raise ValueError("GRPOConfig(use_vllm=True) asks for TRL's own vLLM path, which grpo_lab left unloaded "
                              "in this process (no CUDA device and no Unsloth: grpo_lab.trl.import_trl_trainer; on a "
                              "CPU that path fails at its first weight sync, docs/guide/generation.md). Use "

@@ -47,7 +47,7 @@ def test_explicit_unsloth_errors():
         choose_backend("vllm")
     import torch
 
-    cuda, has_unsloth = torch.cuda.is_available(), policy._unsloth_installed()
+    cuda, has_unsloth = torch.cuda.is_available(), policy.unsloth_installed()
     want = ("needs a CUDA GPU" if not cuda else "needs the unsloth package" if not has_unsloth
             else "could not load 'Qwen/Qwen2.5-0.5B-Instruct': not a local model directory")  # offline, GPU machine
     with pytest.raises(RuntimeError, match=want):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grpo_lab.passk import maj_at_k, naive_best_of_k, pass_at_k, pass_at_k_curve
+from grpo_lab.passk import finishing_ceiling, maj_at_k, naive_best_of_k, pass_at_k, pass_at_k_curve
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,3 +128,49 @@ def test_maj_at_k_refuses_zero_resamples():
 def test_naive_best_of_k_refuses_bad_k():
     with pytest.raises(ValueError, match="k"):
         naive_best_of_k([[1, 0]], k=0)
+
+
+def _completions(rng, n_problems, samples, cut_chance, right_if_finished, right_if_cut):
+    """Sampled completions of a fixed problem set: per problem a chance of a cut, and of a correct answer given
+    each (cut completions can still hold their answer)."""
+    q = rng.beta(1, 1, n_problems) * cut_chance * 2  # problems differ in how often they run long
+    cut = rng.random((n_problems, samples)) < np.clip(q, 0, 1)[:, None]
+    right = rng.random(cut.shape) < np.where(cut, right_if_cut, right_if_finished)
+    return right.mean(), cut.mean()
+
+
+def test_finishing_alone_stays_under_the_ceiling_and_a_better_skill_goes_above_it():
+    rng = np.random.default_rng(0)
+    for right_if_cut in (0.0, 0.1):  # a cut completion that still gave its answer is allowed for
+        p0, c0 = _completions(rng, 400, 8, 0.45, 0.3, right_if_cut)
+        ceiling, _ = finishing_ceiling(p0, c0)
+        for c1 in (0.2, 0.05):  # training that only stops the cuts, accuracy among finished unchanged
+            p1, _ = _completions(rng, 400, 8, c1, 0.3, right_if_cut)
+            assert p1 <= ceiling + 0.03, (right_if_cut, c1, p1, ceiling)  # 0.03: the two samples' own noise
+        better, _ = _completions(rng, 400, 8, 0.05, 0.6, right_if_cut)  # a skill gain: more right when finished
+        assert better > ceiling + 0.1, (better, ceiling)
+    # reversed data: with no cut at the start, the ceiling is the start itself
+    assert finishing_ceiling(0.3, 0.0) == (0.3, 0.0)
+
+
+def test_the_ceilings_error_covers_its_sampling_noise():
+    rng = np.random.default_rng(1)
+    draws = [_completions(rng, 200, 4, 0.43, 0.27, 0.0) for _ in range(400)]
+    truth = np.mean([p / (1 - c) for p, c in draws])  # the ceiling's value over many evaluations of one start
+    inside = 0
+    for p, c in draws:
+        se_p, se_c = math.sqrt(p * (1 - p) / 800), math.sqrt(c * (1 - c) / 800)  # completions' binomial errors
+        value, se = finishing_ceiling(p, c, se_p, se_c)
+        inside += abs(value - truth) <= 1.96 * se
+    assert inside / len(draws) >= 0.93  # nominal 95%: the error is not understated
+
+
+def test_finishing_ceiling_edges_and_bad_input():
+    assert finishing_ceiling(0.5, 1.0) == (1.0, 0.0)  # every completion cut: the finished ones say nothing
+    assert finishing_ceiling(0.6, 0.5) == (1.0, 0.0)  # at most 1
+    value, se = finishing_ceiling(0.15, 0.434, 0.012, 0.0)
+    assert value == pytest.approx(0.15 / 0.566) and se == pytest.approx(0.012 / 0.566)
+    for bad in ({"pass1": float("nan"), "cut": 0.2}, {"pass1": 1.2, "cut": 0.2}, {"pass1": 0.2, "cut": -0.1},
+                {"pass1": 0.2, "cut": 0.1, "cut_se": -1.0}):
+        with pytest.raises(ValueError, match=next(k for k, v in bad.items() if v not in (0.2, 0.1))):
+            finishing_ceiling(**bad)

@@ -16,11 +16,12 @@ import torch
 SCRIPT = r"""
 import json, sys, tempfile
 import trl.import_utils
-from grpo_lab.trl import _TRL_VLLM, trainer_class
+from grpo_lab.trl import trainer_class, trl_vllm_left_unloaded
 
 cls = trainer_class()
-out = {"vllm": "vllm" in sys.modules, "ray": "ray" in sys.modules, "left_unloaded": _TRL_VLLM.get("left_unloaded"),
-       "probe": sys.modules["trl.import_utils"].is_vllm_available.__name__}
+out = {"vllm": "vllm" in sys.modules, "ray": "ray" in sys.modules, "left_unloaded": trl_vllm_left_unloaded(),
+       "probe": sys.modules["trl.import_utils"].is_vllm_available.__name__,
+       "held": sys.modules["trl.generation.vllm_generation"].is_vllm_available.__name__}
 from datasets import Dataset
 from trl import GRPOConfig
 from grpo_lab.policy import char_tokenizer, tiny_causal_lm
@@ -62,7 +63,9 @@ def test_trl_without_its_vllm_path_on_a_cpu_and_grpo_labs_vllm_rollouts_still_tr
     assert done.returncode == 0 and line, done.stderr[-3000:]
     out = json.loads(line[0][len("RESULT "):])
     assert out["vllm"] is False and out["ray"] is False, out  # building the trainer imported neither
-    assert out["left_unloaded"] is True and out["probe"] == "is_vllm_available", out  # recorded; TRL's probe restored
+    # TRL's probe restored, while its generation module keeps the one that answered False (what refuses its path)
+    assert out["left_unloaded"] is True and out["probe"] == "is_vllm_available", out
+    assert out["held"] == "_vllm_left_unloaded", out
     assert out["refused"] and "TRL's own vLLM path" in out["refused"] and "generation='vllm'" in out["refused"]
     if mode == "vllm":
         t = out["trained"]

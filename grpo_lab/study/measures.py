@@ -101,6 +101,33 @@ def _pass_at_each(ev: dict, k: int) -> np.ndarray:
     return np.asarray(pass_at_k(int(ev["n_samples"]), np.asarray(ev["correct"], dtype=int), k), dtype=float)
 
 
+def _cut(ev: dict, k: int) -> float:
+    """The share of the evaluation's sampled completions cut at its length limit (``ev["sampling"]["truncated"]``,
+    over draws; :func:`grpo_lab.runner.evaluate`)."""
+    share = (ev.get("sampling") or {}).get("truncated")
+    if share is None:
+        raise KeyError("cut (the evaluation recorded no share of completions cut at the length limit: it was "
+                       "written before grpo-lab recorded one, issue 80)")
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise ValueError(f"cut: the evaluation's share of completions cut at the length limit is {share!r}, not a "
+                         "share in [0, 1]")
+    return float(share)
+
+
+def _cut_se(ev: dict, k: int, groups=None) -> float:
+    """A standard error of the start's cut share that is never smaller than its sampling error given its problems
+    (only the cut per completion is recorded, not per problem). With ``D`` draws of ``n`` samples each sampled on
+    its own, the share's variance is ``sum_j q_j (1 - q_j) / (n D^2)`` for problem ``j``'s chance ``q_j`` of a cut,
+    at most ``c (1 - c) / (n D)`` by Jensen's inequality (``c`` the share); where draws of one problem share their
+    samples (``groups``, ``w_j`` draws of problem ``j``), ``q_j (1 - q_j) <= 1/4`` gives ``sqrt(sum_j w_j^2 /
+    (4 n)) / D``."""
+    c, n, draws = _cut(ev, k), int(ev["n_samples"]), len(ev["correct"])
+    if groups is None:
+        return float(math.sqrt(c * (1 - c) / (n * draws)))
+    w = np.unique(np.asarray(groups), return_counts=True)[1].astype(float)
+    return float(math.sqrt(np.sum(w * w) / (4 * n)) / draws)
+
+
 def _reward(result: dict, k: int) -> float:
     """The training reward, mean over logged steps (a 0/1 reward's mean lies in [0, 1]; other rewards are not
     range-checked)."""
@@ -318,6 +345,9 @@ register_metric(Metric("pass@k", "eval", True, _pass_at, _pass_at_se, _pass_at_e
 register_metric(Metric("greedy", "eval", True, lambda ev, k: float(ev["greedy"]),
                        lambda ev, k, groups=None: 0.0))  # greedy decoding is deterministic: no sampling error
 register_metric(Metric("reward", "history", True, _reward))
+register_metric(Metric("cut", "eval", True, _cut, _cut_se, better="lower",
+                       about="the share of the evaluation's sampled completions cut at its length limit (a completion "
+                       "cut before its answer scores 0): how much of pass@1 the limit itself can withhold"))
 register_metric(Metric("acr", "history", True, _acr, better="lower",
                        about="the share of groups whose sampled rewards are all equal (ACR), mean over steps"))
 register_metric(Metric("zero-adv", "history", True, _zero_adv, better="lower",
