@@ -544,7 +544,8 @@ def study_data(study: Study) -> dict:
     for h in p.hypotheses:
         j = judge(h, study.reading(h.test))
         hypotheses.append({"name": h.name, "says": h.says, "test": h.test, "predicts": h.predicts,
-                           "size": h.size, "verdict": j.verdict, "size_rule": j.size,
+                           "size": h.size, "verdict": j.verdict, "size_rule": j.size, "margin": h.margin,
+                           "idle": j.idle,  # within +-margin by the rule's interval; None without a margin
                            "rule_interval": [_number(j.rule_lo), _number(j.rule_hi)], "rule_level": j.rule_level})
     curves = [{"label": c.curve.label, "x": c.curve.x, "measure": c.curve.measure.text,
                "lines": {line: [[_number(x), _number(m), _number(lo), _number(hi), n] for x, m, lo, hi, n in pts]
