@@ -488,3 +488,73 @@ for arm in ARMS7:
           + " ".join(f"{np.mean(v):{len(s)}.3f}" if v else f"{'-':>{len(s)}s}" for s, v in cols.items()))
     for s, v in cols.items():
         assert all(0 <= x <= 1 for x in v) if "length" not in s else all(x > 0 for x in v), (arm, s)
+
+# %% [markdown]
+# **The reading, in the plan's order.** First, did each treatment take? A treatment that did not move its own
+# task says nothing about harm, whichever way the single-digit sums went. Second, the engine's verdict on the harm
+# hypothesis, by the rule the plan declared before any run (harmful, helpful, idle within ±0.05, or undecided with
+# the bound it sets). Third, whether each gain is more than finishing alone could give. The sentences below are
+# generated from the data page, and the asserts under them feed the same functions reversed data, so none of them
+# can outlive the numbers they describe. While runs are missing, the verdict reads "cannot be read".
+
+# %%
+def took_words(m):
+    """The engine's manipulation check for one arm as a sentence (``S7["manipulation"]``, the report's words)."""
+    if m["word"] is None:
+        return f"{m['arm']}: not read ({m['why_not']})"
+    change = f"{m['d']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]"
+    return {"took": f"{m['arm']} took: its own task changed by {change}",
+            "wrong way": f"{m['arm']} moved its own task the wrong way, {change}: its other readings are those of "
+                         "a treatment that went backwards",
+            "did not move": f"{m['arm']} did not take: its own task's change, {change}, includes no change, so its "
+                            "other readings are those of a treatment that did not take"}[m["word"]]
+
+
+def harm_words(h, row):
+    """The harm hypothesis (it predicts the start ahead of grpo-hard) in the plan's four words, from the engine's
+    judgement ``h`` and its planned reading ``row``; the bound a null sets where no verdict is drawn."""
+    if h["verdict"] == "cannot be read":
+        return f"harm: cannot be read yet ({row['why_not'] or 'the plan reads it when every run has finished'})"
+    ci = f"{row['d']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}]"
+    if h["verdict"] == "supported":
+        return f"harmful: grpo-hard separated below the start after Holm's correction, {ci}"
+    if h["verdict"] == "contradicted":
+        return f"helpful, the claim contradicted: grpo-hard separated above the start after Holm's correction, {ci}"
+    if h["idle"]:
+        return f"idle: grpo-hard's interval {ci} lies within ±{h['margin']:.2f} of the start"
+    lo, hi = h["rule_interval"]
+    return (f"undecided: grpo-hard {ci} is not separated from the start and not within ±{h['margin']:.2f}; "
+            f"a loss larger than {max(0.0, -lo):.3f} and a gain larger than {max(0.0, hi):.3f} are excluded (95%)")
+
+
+MAN7 = {m["arm"]: m for m in S7["manipulation"]}
+(HARM7,) = S7["hypotheses"]
+HARM_ROW = next(r for r in S7["planned"] if r["label"] == HARM7["test"])
+print("1. Did the treatment take?")
+for arm in ARMS7:
+    print("   " + took_words(MAN7[arm]))
+print("2. The harm hypothesis, judged by the engine:\n   " + harm_words(HARM7, HARM_ROW))
+print("3. More than finishing? (mean over seeds against the start's finishing ceiling)")
+for arm in ARMS7:
+    for task in ("easy", "hard"):
+        ci = beyond_finishing(arm, task)[-1]
+        print(f"   {arm:12s} {task}: " + (against_ceiling(ci) if ci else "fewer than two finished runs"))
+# the words are the engine's: each arm's word is what its own interval says (the report's rule, lesson-side)
+for arm, m in MAN7.items():
+    _, ci = change7(arm, OWN[arm])
+    assert ci is None or np.allclose(ci, [m["d"], m["lo"], m["hi"]]), arm
+    assert m["word"] is None or m["word"] == ("did not move" if m["lo"] <= 0 <= m["hi"] else
+                                             "took" if m["lo"] > 0 else "wrong way"), arm
+assert S7["complete"] or HARM7["verdict"] == "cannot be read"
+# reversed data reverse the sentences
+flip = {"arm": "x", "d": -0.2, "lo": -0.3, "hi": -0.1, "word": "wrong way", "why_not": None}
+assert "wrong way" in took_words(flip) and "did not take" in took_words({**flip, "lo": -0.3, "hi": 0.1,
+                                                                          "word": "did not move"})
+row = {"d": -0.2, "lo": -0.3, "hi": -0.1, "why_not": None}
+h = {"verdict": "supported", "idle": False, "margin": 0.05, "rule_interval": [-0.3, -0.1]}
+assert harm_words(h, row).startswith("harmful")
+assert harm_words({**h, "verdict": "contradicted"}, {**row, "d": 0.2, "lo": 0.1, "hi": 0.3}).startswith("helpful")
+assert harm_words({**h, "verdict": "not supported", "idle": True}, {**row, "d": 0.0, "lo": -0.02, "hi": 0.03}
+                  ).startswith("idle")
+assert "a loss larger than 0.090" in harm_words({**h, "verdict": "not supported", "rule_interval": [-0.09, 0.2]},
+                                                {**row, "d": 0.05, "lo": -0.09, "hi": 0.2})

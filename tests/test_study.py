@@ -23,7 +23,8 @@ from grpo_lab.compare import write_config
 from grpo_lab.config import RunConfig
 from grpo_lab.io import run_name, write_json_atomic
 from grpo_lab.study import (PlanError, Reading, Spec, Study, bound, build, claim_words, git_history, parse_measure,
-                            headline, lead, read_plan, recorded_fingerprint, shard_units, units, verdict_word)
+                            headline, lead, read_plan, recorded_fingerprint, judge, shard_units, took_word, units,
+                            verdict_word)
 
 BASE = dict(policy="tiny-lm", task="arithmetic", steps=2, prompts_per_step=4, group_size=4, train_problems=64,
             eval_problems=10, eval_samples=4)
@@ -923,7 +924,8 @@ def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, 
     from grpo_lab.study import write_or_check
 
     plan = make_study(tmp_path, means=means)
-    plan.write_text(plan.read_text() + '\n[[outputs]]\npage = "pkg/study.json"\nform = "data"\n')
+    plan.write_text(plan.read_text() + '\n[[hypotheses]]\nname = "H"\ntest = "sign − grpo"\npredicts = "a"\n'
+                    'margin = 0.05\ninterval = "per-comparison"\n\n[[outputs]]\npage = "pkg/study.json"\nform = "data"\n')
     with pytest.raises(PlanError, match="data page .*pkg/study.json: its directory does not exist"):
         build(plan, root=tmp_path)
     (tmp_path / "pkg").mkdir()
@@ -945,6 +947,14 @@ def test_a_data_output_carries_the_readings_a_notebook_asserts(tmp_path, means, 
     assert (first["d"], first["lo"], first["hi"]) == pytest.approx((r.d, r.lo, r.hi))
     assert first["separated"] is True and (first["d"] > 0) == (ahead == "sign")
     assert data["headline"] == headline(study) and data["plan"] == "plan.toml"
+    man = {m["arm"]: m for m in data["manipulation"]}  # the report's manipulation check, its word included
+    (hyp,) = data["hypotheses"]  # the engine's judgement, its margin rule included
+    j = judge(study.plan.hypotheses[0], study.reading("sign − grpo"))
+    assert (hyp["verdict"], hyp["idle"], hyp["margin"]) == (j.verdict, j.idle, 0.05) and j.idle is not None
+    assert set(man) == {"grpo", "sign"}
+    for name, meas, r in study.manipulation():
+        assert (man[name]["d"], man[name]["lo"], man[name]["hi"]) == pytest.approx((r.d, r.lo, r.hi))
+        assert man[name]["word"] == took_word(r) and man[name]["measure"] == meas.text
     assert write_or_check(want, check=False, echo=lambda m: None) == 0
     assert write_or_check(build(plan, root=tmp_path)[0], check=True, echo=lambda m: None) == 0
     res = tmp_path / "runs" / "base" / "results" / "sign-seed0.json"

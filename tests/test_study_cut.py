@@ -57,3 +57,14 @@ def test_the_starts_error_is_never_below_the_sampling_noise_of_its_problems(shar
              for s in shares[:50]]
     assert min(given) >= truth * 0.97, (min(given), truth)  # 0.97: the spread's own noise over 2,000 re-samplings
     assert np.mean(given) <= truth * (2.5 if shared else 1.5)  # an upper bound, not a useless one
+
+
+def test_a_problem_list_of_the_wrong_length_is_refused_by_name():
+    """The cut share's error counts draws by problem: a problem list that is not one entry per draw is refused, not
+    read as some other grouping (the same check pass@1's error makes)."""
+    m = parse_measure("cut", {}, "plan.toml")
+    ev = evaluation(0.3, draws=6)
+    assert m.metric.start_se(ev, 0, [0, 0, 1, 1, 2, 2]) == pytest.approx(math.sqrt(12 / 16) / 6)
+    for bad in ([0, 0, 1, 1, 2], [0, 0, 1, 1, 2, 2, 3], [[0, 0, 1], [1, 2, 2]]):
+        with pytest.raises(ValueError, match=r"draws' problems .* do not match the evaluation's draws \(6\)"):
+            m.metric.start_se(ev, 0, bad)

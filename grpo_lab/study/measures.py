@@ -62,6 +62,19 @@ def _pass_at(ev: dict, k: int) -> float:
     return float(table[str(k)])
 
 
+def _problem_weights(groups, draws: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct problems of an evaluation's ``draws`` draws: for each problem its first draw, for each draw its
+    problem's index, and ``w_j``, the draws of problem ``j``. ``groups[i]`` is the problem of draw ``i``, one entry
+    per draw (else ValueError); None: every draw its own problem, ``w_j = 1``."""
+    if groups is None:
+        return np.arange(draws), np.arange(draws), np.ones(draws)
+    g = np.asarray(groups)
+    if g.shape != (draws,):
+        raise ValueError(f"the draws' problems ({g.size}) do not match the evaluation's draws ({draws})")
+    _, first, inverse = np.unique(g, return_index=True, return_inverse=True)
+    return first, inverse, np.bincount(inverse).astype(float)
+
+
 def _pass_at_se(ev: dict, k: int, groups=None) -> float:
     """The start's sampling standard error of pass@k, given its problems (they are the same after training, so
     only the sampling is noise), counted by problem: ``groups[i]`` is the distinct problem of draw ``i`` where
@@ -76,16 +89,9 @@ def _pass_at_se(ev: dict, k: int, groups=None) -> float:
     n = int(ev["n_samples"])
     if n < 2:
         return 0.0
-    if groups is None:
-        first, w = np.arange(c.size), np.ones(c.size)
-    else:
-        g = np.asarray(groups)
-        if g.shape != c.shape:
-            raise ValueError(f"the draws' problems ({g.size}) do not match the evaluation's draws ({c.size})")
-        _, first, inverse = np.unique(g, return_index=True, return_inverse=True)
-        w = np.bincount(inverse).astype(float)
-        if np.any(c[first][inverse] != c):
-            raise ValueError("draws of one problem record different counts: they do not share their samples")
+    first, inverse, w = _problem_weights(groups, c.size)
+    if np.any(c[first][inverse] != c):
+        raise ValueError("draws of one problem record different counts: they do not share their samples")
     cu = c[first]
     if k == 1:
         return float(math.sqrt(np.sum(w * w * cu * (n - cu) / (n * n * (n - 1)))) / c.size)
@@ -124,7 +130,7 @@ def _cut_se(ev: dict, k: int, groups=None) -> float:
     c, n, draws = _cut(ev, k), int(ev["n_samples"]), len(ev["correct"])
     if groups is None:
         return float(math.sqrt(c * (1 - c) / (n * draws)))
-    w = np.unique(np.asarray(groups), return_counts=True)[1].astype(float)
+    w = _problem_weights(groups, draws)[2]
     return float(math.sqrt(np.sum(w * w) / (4 * n)) / draws)
 
 

@@ -537,11 +537,15 @@ def study_data(study: Study) -> dict:
     correlations = [{"label": c.correlation.label, "x": c.correlation.x.text, "y": c.correlation.y.text,
                      "arms": list(c.correlation.arms), "n": c.n, "r": _number(c.r), "lo": _number(c.lo),
                      "hi": _number(c.hi), "r2": _number(c.r2), "why_not": c.why_not} for c in study.correlations]
+    manipulation = [{"arm": name, "measure": meas.text, "better": meas.better, "d": _number(r.d), "lo": _number(r.lo),
+                     "hi": _number(r.hi), "word": took_word(r), "why_not": r.why_not}
+                    for name, meas, r in study.manipulation()]  # the report's words: took, wrong way, did not move
     hypotheses = []
     for h in p.hypotheses:
         j = judge(h, study.reading(h.test))
         hypotheses.append({"name": h.name, "says": h.says, "test": h.test, "predicts": h.predicts,
-                           "size": h.size, "verdict": j.verdict, "size_rule": j.size,
+                           "size": h.size, "verdict": j.verdict, "size_rule": j.size, "margin": h.margin,
+                           "idle": j.idle,  # within +-margin by the rule's interval; None without a margin
                            "rule_interval": [_number(j.rule_lo), _number(j.rule_hi)], "rule_level": j.rule_level})
     curves = [{"label": c.curve.label, "x": c.curve.x, "measure": c.curve.measure.text,
                "lines": {line: [[_number(x), _number(m), _number(lo), _number(hi), n] for x, m, lo, hi, n in pts]
@@ -564,7 +568,8 @@ def study_data(study: Study) -> dict:
             "alpha": p.alpha, "correction": p.correction, "df": p.df,
             "primary": p.primary.text, "measures": [m.text for m in measures], "steps": [m.text for m in p.steps],
             "varied": varied, "arms": arms,
-            "selections": selections, "planned": planned, "exploratory": exploratory, "hypotheses": hypotheses, "curves": curves,
+            "selections": selections, "planned": planned, "exploratory": exploratory, "manipulation": manipulation,
+            "hypotheses": hypotheses, "curves": curves,
             "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study)}
 
 
