@@ -558,3 +558,40 @@ assert harm_words({**h, "verdict": "not supported", "idle": True}, {**row, "d": 
                   ).startswith("idle")
 assert "a loss larger than 0.090" in harm_words({**h, "verdict": "not supported", "rule_interval": [-0.09, 0.2]},
                                                 {**row, "d": 0.05, "lo": -0.09, "hi": 0.2})
+
+# %% [markdown]
+# **What study 7 says, and what it does not.** Each sentence here is asserted in the cell below, so it fails the
+# notebook when the data stop saying it.
+#
+# - Training on sums the model almost never solved did not lower its pass@1 on the single-digit sums. Both hard arms
+#   that took raised it, and by more than stopping the cuts alone could give. The harm hypothesis is contradicted for
+#   this model, this pair of tasks and this dose. That is not a proof that lucky successes are harmless everywhere.
+# - GRPO and Dr.GRPO were not told apart on the primary measure. So the extra weight that std normalisation gives a
+#   lucky success made no difference this study could see. The report's comparison gives the bound.
+# - The filter arm cannot say whether the lucky groups drove the gain. It did not take: almost all of its
+#   completions trained with a zero advantage. grpo-hard − near-hard therefore compares a treatment with almost no
+#   training, and the report calls that comparison fragile.
+# - The lucky successes did not look like shortcuts. In both hard arms a sole success was, on average, longer than a
+#   shared one. It rarely answered with a number copied from the prompt. These shares are descriptive; no planned
+#   comparison reads them.
+# - The scope: a 135M-parameter model, completions cut at 48 tokens, LoRA of rank 16, 64 steps, one pair of tasks.
+#   A larger dose, or a task where a fluke really is a shortcut, might behave differently.
+
+# %%
+if S7["complete"]:  # the sentences above, checked against the data page (no verdict is asserted while runs are missing)
+    assert HARM7["verdict"] == "contradicted" and not any(r["flips"] for r in S7["robustness"]
+                                                           if r["kind"] == "hypothesis")
+    for arm in ("grpo-hard", "drgrpo-hard"):
+        assert MAN7[arm]["word"] == "took" and beyond_finishing(arm, "easy")[-1][1] > 0, arm
+        shortcut = {s: np.mean([v for v in data_values(S7, arm, s) if v is not None])  # None: no success of the kind
+                    for s in ("sole-length", "shared-length", "sole-repeats-prompt")}
+        assert shortcut["sole-length"] > shortcut["shared-length"] and shortcut["sole-repeats-prompt"] < 0.05, arm
+    pair = next(r for r in S7["planned"] if r["label"] == "grpo-hard − drgrpo-hard")
+    assert pair["separated"] is False
+    print(f"grpo-hard − drgrpo-hard: {pair['d']:+.3f} [{pair['lo']:+.3f}, {pair['hi']:+.3f}], not separated")
+    zero = np.mean(data_values(S7, "near-hard", "zero-adv"))
+    assert MAN7["near-hard"]["word"] == "did not move" and zero > 0.9
+    print(f"near-hard: {zero:.3f} of its completions trained with a zero advantage (mean over seeds)")
+    (fragile,) = [r for r in S7["robustness"] if r["flips"]]
+    assert fragile["name"] == "grpo-hard − near-hard"
+    print(f"fragile: {fragile['name']}, under {', '.join(fragile['flips'])}")
