@@ -252,8 +252,9 @@ checks.check_prediction(my_prediction, update_erank["start"][BLOCKS[0]][-1],
 #   gradients'.
 #
 # Where the numbers come from: `grpo_lab/data/smollm2_study6.json`, the study's readings as data, written by
-# `grpo-lab study report` from the tracked runs and checked against them by a test. The runs take about 15 hours
-# of a two-core machine; until all 36 have finished, the cells below show the finished ones and draw no verdict.
+# `grpo-lab study report` from the tracked runs and checked against them by a test. The plan budgeted about 15
+# hours of a two-core machine for the 36 runs (`grpo-lab study status` says what the finished ones took); until all
+# have finished, the cells below show the finished ones and draw no verdict.
 
 # %% [exercise-md]
 # ### Exercise 08.3 — predict first
@@ -315,6 +316,103 @@ else:
 # is duplication: the policy sampling the same completion several times in one group, not the gradients' geometry. The plan's verdicts (H1 to H4, above) are drawn by the study
 # engine once every run has finished, with Holm's correction over the five; the real-model guide carries the
 # study's line.
+
+# %% [markdown]
+# **The reading, in the plan's order.** First, did training move the model? Each arm's pass@1 against the start,
+# with the start's own sampling error: H3 and every end-of-training rank need weights that training changed.
+# Then the five hypotheses, each by the rule the plan declared before any run: the engine's verdict after Holm's
+# correction, then, where the plan set a margin, whether the per-comparison interval lies within it ("about 2" for
+# H1 and H1b, "whatever G" for H2), outside it (the paper's claim refuted here), or neither. Each rank stands
+# beside the bound the arithmetic sets, and a verdict that flips under one of the report's alternative conventions
+# says so. The sentences are generated from the data page; the asserts under them feed the same functions
+# reversed data. While runs are missing, each reads "cannot be read yet".
+
+# %%
+def moved_words(m):
+    """One arm's manipulation check (``S6["manipulation"]``: the engine's word on pass@1 against the start)."""
+    if m["word"] is None:
+        return f"{m['arm']}: not read ({m['why_not']})"
+    change = f"{m['d']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]"
+    return {"took": f"{m['arm']}: training moved pass@1 by {change}",
+            "wrong way": f"{m['arm']}: training lowered pass@1, {change}; its end ranks are those of a model that "
+                         "got worse",
+            "did not move": f"{m['arm']}: pass@1 did not measurably move, {change}; its end ranks may be the start's "
+                            "in all but name"}[m["word"]]
+
+
+# what each hypothesis's difference means, by its sign, and what its margin would mean (None: no margin)
+SENSE6 = {"H1": ("above 2", "below 2", "about 2, as the paper says"),
+          "H1b": ("above 2", "below 2", "about 2, as the paper says"),
+          "H2": ("G = 4's update has the higher rank", "G = 16's update has the higher rank",
+                 "the same whatever G, as the paper says"),
+          "H3": ("the rank rose over training", "the rank fell over training, the paper's direction", None),
+          "H4": ("Sign's equal-size weights raise the rank on the same gradients: part of GRPO's rank is set by its "
+                 "advantages' sizes", "Sign's weights lower the rank on the same gradients", None)}
+
+
+def rank_words(h, row, robust=None):
+    """Hypothesis ``h`` (the data page's judgement) on its planned reading ``row`` in a sentence; ``robust``: its
+    robustness entry (the alternatives under which the verdict flips)."""
+    up, down, same = SENSE6[h["name"]]
+    if h["verdict"] == "cannot be read":
+        return f"{h['name']}: cannot be read yet ({row['why_not'] or 'the plan reads it when every run has finished'})"
+    ci = f"{row['d']:+.2f} [{row['lo']:+.2f}, {row['hi']:+.2f}]"
+    if h["verdict"] == "not supported":
+        text = f"{h['name']} not supported: {ci}, not separated from 0 after Holm's correction"
+    else:
+        text = f"{h['name']} {h['verdict']}: {up if row['d'] > 0 else down}, {ci} after Holm's correction"
+    if h["idle"] is not None:
+        (lo, hi), m = h["rule_interval"], h["margin"]
+        where = f"the 95% interval [{lo:+.2f}, {hi:+.2f}]"
+        if h["idle"]:
+            text += f"; {where} lies within ±{m:g}: {same}"
+        elif lo > m or hi < -m:
+            text += f"; {where} lies entirely outside ±{m:g}: not {same.split(',')[0]}, the paper refuted here"
+        else:
+            text += f"; {where} is neither within ±{m:g} nor outside it: not shown {same.split(',')[0]}"
+    if robust and robust["flips"]:
+        text += f"; fragile: it changes under {', '.join(robust['flips'])}"
+    return text
+
+
+def beside_bound(arm, kind="update"):
+    """An arm's end rank beside its arithmetic bound (means over its finished seeds), or None before any."""
+    rank, bound = (data_values(S6, arm, f"{kind}-{x}-end") for x in ("erank", "bound"))
+    pairs = [(r, b) for r, b in zip(rank, bound) if r is not None and b]
+    if not pairs:
+        return None
+    r, b = np.mean([p[0] for p in pairs]), np.mean([p[1] for p in pairs])
+    return f"{r:.2f} of a bound of {b:.1f} ({r / b:.0%} of what the arithmetic allows)"
+
+
+MAN6 = {m["arm"]: m for m in S6["manipulation"]}
+ROW6 = {r["label"]: r for r in S6["planned"]}
+ROBUST6 = {r["name"]: r for r in S6["robustness"] if r["kind"] == "hypothesis"}
+print("1. Did training move the model?")
+for arm in ARMS6:
+    print("   " + moved_words(MAN6[arm]))
+print("2. The hypotheses, judged by the engine:")
+for h in S6["hypotheses"]:
+    print("   " + rank_words(h, ROW6[h["test"]], ROBUST6.get(h["name"])))
+print("3. Each end rank beside its arithmetic bound (descriptive: no rule reads it):")
+for arm in ARMS6:
+    upd, grp = beside_bound(arm), beside_bound(arm, "group")
+    print(f"   {arm:11s} update {upd or 'no finished run'}; a group {grp or 'no finished run'}")
+
+# the words follow the data: the same functions on reversed data say the opposite
+_row = {"d": 1.5, "lo": 0.5, "hi": 2.5, "why_not": None}
+_h = {"name": "H1", "verdict": "supported", "idle": False, "margin": 1.0, "rule_interval": [1.1, 1.9]}
+assert "above 2" in rank_words(_h, _row) and "refuted here" in rank_words(_h, _row)
+_rev = {"d": -1.5, "lo": -2.5, "hi": -0.5, "why_not": None}
+assert "below 2" in rank_words({**_h, "verdict": "contradicted", "rule_interval": [-1.9, -1.1]}, _rev)
+assert "about 2" in rank_words({**_h, "verdict": "not supported", "idle": True, "rule_interval": [-0.4, 0.6]},
+                               {"d": 0.1, "lo": -0.6, "hi": 0.8, "why_not": None})
+assert "not shown about 2" in rank_words({**_h, "verdict": "not supported", "rule_interval": [-0.4, 1.6]}, _row)
+assert "fell" in rank_words({**_h, "name": "H3", "verdict": "supported", "idle": None}, _rev)
+assert "rose" in rank_words({**_h, "name": "H3", "verdict": "contradicted", "idle": None}, _row)
+assert "fragile" in rank_words(_h, _row, {"flips": ["min-n df"]}) and "fragile" not in rank_words(_h, _row)
+assert "moved pass@1 by +0.100" in moved_words({"arm": "a", "word": "took", "d": 0.1, "lo": 0.05, "hi": 0.15})
+assert "did not" in moved_words({"arm": "a", "word": "did not move", "d": 0.01, "lo": -0.05, "hi": 0.07})
 
 # %% [markdown]
 # ## What we measured
