@@ -438,16 +438,22 @@ def trained_result(out: Path, base: RunConfig, est: str, seed: int, start: dict,
 
 
 def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, eval_s: float | None,
-              where: str, workers: int = 1, advice: bool = True) -> str:
+              where: str, workers: int = 1, advice: bool = True, probed: tuple[int, float] | None = None) -> str:
     """What the first steps of a comparison's first run say about the whole, on this machine (issue 61: a
     ``--quick`` run took 15 minutes on one machine and 7 on another): the training time per run from the first
     step and the next (``then_s``; None when the run has one step), the evaluation time from the start's own
     evaluation in this process (``eval_s``; None when it was read from disk), the total for ``runs_left`` runs,
     and what to pass for a shorter one. ``where``: the machine's path (device, threads, dtype); ``workers``: the
     processes sharing the runs left (``study run --workers``); ``advice=False``: no flags to shorten it (a study's
-    plan fixes its runs)."""
-    per_run = first_s + (steps - 1) * (then_s if then_s is not None else first_s)
-    steps_text = f"first step {first_s:.1f} s" + (f", then {then_s:.1f} s a step" if then_s is not None else "")
+    plan fixes its runs). ``probed``: ``(n, seconds)`` where a rank probe (``RunConfig.rank_probe``) reads ``n``
+    of the steps, the first included, at ``seconds`` a step after the first; ``then_s`` is then an unprobed
+    step's (study 6's first steps are probed and took about 2.5 times an unprobed one, so a line read from them
+    forecast 102 min of training for runs that took about 40)."""
+    n_probed, probe_s = probed if probed else (1, first_s)
+    per_run = first_s + (n_probed - 1) * probe_s + (steps - n_probed) * (then_s if then_s is not None else first_s)
+    steps_text = f"first step {first_s:.1f} s" + (
+        f", the rank probe's other {n_probed - 1} step{'s' * (n_probed != 2)} {probe_s:.1f} s each"
+        if probed and n_probed > 1 else "") + (f", then {then_s:.1f} s a step" if then_s is not None else "")
     total = (per_run + (eval_s or 0.0)) / max(1, workers)
     line = (f"pace on this machine ({where}): {steps_text}, so about {duration(per_run)} of training per run"
             + (f" and {duration(eval_s)} of evaluation (as long as the start's took here)" if eval_s is not None else
@@ -460,14 +466,24 @@ def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, 
     return line
 
 
-def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, workers: int = 1, advice: bool = True):
-    """A TrainerCallback that echoes :func:`pace_line` once, after the first run's second step (or its only one)."""
-    import time
+def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, workers: int = 1, advice: bool = True,
+                  clock=None):
+    """A TrainerCallback that echoes :func:`pace_line` once, after the first run's second step (or its only one);
+    under a rank probe whose start window leaves later steps unprobed, after the first unprobed step, so that the
+    forecast reads both kinds of step. ``clock``: seconds now (default ``time.perf_counter``; a test's fake)."""
+    clock = clock or time.perf_counter
 
     import torch
     from transformers import TrainerCallback
 
     from .runner import run_dtype, train_precision
+
+    w = int(base.rank_probe or 0)
+    probed = set(range(w)) | set(range(base.steps - w, base.steps)) if w else set()
+    # read after the first unprobed step where the probe covers the first steps (one step is the whole run's pace
+    # only where every step costs alike), else after the second step as before
+    unprobed = w if w and w < base.steps - w else None
+    last = unprobed + 1 if unprobed is not None else min(2, base.steps)
 
     class Pace(TrainerCallback):
         def __init__(self):
@@ -475,18 +491,22 @@ def pace_callback(base: RunConfig, runs_left: int, eval_s: float | None, echo, w
 
         def on_step_begin(self, args, state, control, **kw):
             if not self.stamps:
-                self.stamps.append(time.perf_counter())
+                self.stamps.append(clock())
 
         def on_step_end(self, args, state, control, **kw):
-            self.stamps.append(time.perf_counter())
-            if len(self.stamps) == min(3, base.steps + 1):
+            self.stamps.append(clock())
+            if len(self.stamps) == last + 1:
                 gaps = [b - a for a, b in zip(self.stamps, self.stamps[1:])]
                 device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
                 dtype, why = run_dtype(base)
                 where = (f"{device}, {torch.get_num_threads()} torch thread(s), {dtype} weights ({why}), "
                          f"training in {train_precision()[1]}")
-                echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s, where,
-                               workers, advice))
+                if unprobed is not None:
+                    probe = (len(probed), float(np.mean(gaps[1:w])) if w > 1 else gaps[0])
+                    echo(pace_line(gaps[0], gaps[w], base.steps, runs_left, eval_s, where, workers, advice, probe))
+                else:
+                    echo(pace_line(gaps[0], gaps[1] if len(gaps) > 1 else None, base.steps, runs_left, eval_s,
+                                   where, workers, advice))
 
     return Pace()
 

@@ -3,6 +3,8 @@ and what to pass for a shorter one (a --quick run took 7 minutes on one machine 
 
 import re
 
+import numpy as np
+
 from grpo_lab.compare import pace_line
 
 
@@ -61,3 +63,40 @@ def test_short_forecasts_say_seconds_not_zero_minutes():
     pilot = _pilot_line(1.5, 8, cfg, 1, "float32")
     assert "will take about 12 s" in pilot and "0.2 min" not in pilot and "at most" not in pilot
     assert "will take about 20 min" in _pilot_line(150.0, 8, cfg, 1, "float32")
+
+
+def test_a_rank_probe_s_slower_steps_are_counted_as_probed_not_as_every_step():
+    """Study 6's runs probe their first and last 6 steps of 64, each about 2.5 times an unprobed step: a forecast
+    from the first two steps said 102 min of training for runs that took about 50. The probed steps are counted
+    at their own pace and the rest at an unprobed step's."""
+    plain = pace_line(100.0, 90.0, steps=64, runs_left=1, eval_s=None, where="CPU")
+    probed = pace_line(100.0, 36.0, steps=64, runs_left=1, eval_s=None, where="CPU", probed=(12, 90.0))
+    assert "about 96 min of training per run" in plain  # 100 + 63 x 90 = 5,770 s
+    assert "about 49 min of training per run" in probed  # 100 + 11 x 90 + 52 x 36 = 2,962 s
+    assert "the rank probe's other 11 steps 90.0 s each, then 36.0 s a step" in probed
+
+
+def _drive(cfg, gaps):
+    """The pace callback of ``cfg`` over steps of the given lengths (a fake clock), and the lines it echoed."""
+    from grpo_lab.compare import pace_callback
+
+    clock = iter(np.cumsum([0.0, *gaps]))
+    said = []
+    cb = pace_callback(cfg, 1, None, said.append, clock=lambda: float(next(clock)))
+    for _ in gaps:
+        cb.on_step_begin(None, None, None)
+        cb.on_step_end(None, None, None)
+    return said
+
+
+def test_the_pace_callback_waits_for_an_unprobed_step_under_a_rank_probe():
+    from grpo_lab.config import RunConfig
+
+    base = RunConfig(policy="tiny-lm", steps=10, rank_probe=3)  # probed: steps 0-2 and 7-9
+    said = _drive(base, [10.0, 8.0, 8.0, 2.0, 2.0, 2.0, 2.0, 8.0, 8.0, 8.0])
+    assert len(said) == 1 and "first step 10.0 s, the rank probe's other 5 steps 8.0 s each, then 2.0 s a step" \
+        in said[0] and "about 58 s of training per run" in said[0]  # 10 + 5 x 8 + 4 x 2 = 58
+    said = _drive(RunConfig(policy="tiny-lm", steps=10), [10.0, 8.0, 8.0, 2.0])
+    assert len(said) == 1 and "first step 10.0 s, then 8.0 s a step" in said[0]  # no probe: after step 2 as before
+    said = _drive(RunConfig(policy="tiny-lm", steps=4, rank_probe=2), [10.0, 8.0, 8.0, 8.0])
+    assert len(said) == 1 and "then 8.0 s a step" in said[0] and "probe" not in said[0]  # every step probed
