@@ -447,8 +447,9 @@ def pace_line(first_s: float, then_s: float | None, steps: int, runs_left: int, 
     processes sharing the runs left (``study run --workers``); ``advice=False``: no flags to shorten it (a study's
     plan fixes its runs). ``probed``: ``(n, seconds)`` where a rank probe (``RunConfig.rank_probe``) reads ``n``
     of the steps, the first included, at ``seconds`` a step after the first; ``then_s`` is then an unprobed
-    step's (study 6's first steps are probed and took about 2.5 times an unprobed one, so a line read from them
-    forecast 102 min of training for runs that took about 40)."""
+    step's. Study 6's first 6 steps are probed, each about 3 times an unprobed step: read from the first two,
+    the line forecast 111 min of training for a run that trained in 35 (grpo-g8, seed 1); counted apart, about
+    45 min, the rest being completions that shorten as training goes."""
     n_probed, probe_s = probed if probed else (1, first_s)
     per_run = first_s + (n_probed - 1) * probe_s + (steps - n_probed) * (then_s if then_s is not None else first_s)
     steps_text = f"first step {first_s:.1f} s" + (

@@ -66,8 +66,8 @@ def test_short_forecasts_say_seconds_not_zero_minutes():
 
 
 def test_a_rank_probe_s_slower_steps_are_counted_as_probed_not_as_every_step():
-    """Study 6's runs probe their first and last 6 steps of 64, each about 2.5 times an unprobed step: a forecast
-    from the first two steps said 102 min of training for runs that took about 50. The probed steps are counted
+    """Study 6's runs probe their first and last 6 steps of 64, each about 3 times an unprobed step: a forecast
+    from the first two steps said 111 min of training for a run that trained in 35. The probed steps are counted
     at their own pace and the rest at an unprobed step's."""
     plain = pace_line(100.0, 90.0, steps=64, runs_left=1, eval_s=None, where="CPU")
     probed = pace_line(100.0, 36.0, steps=64, runs_left=1, eval_s=None, where="CPU", probed=(12, 90.0))
