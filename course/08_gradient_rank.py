@@ -336,8 +336,8 @@ def moved_words(m):
     return {"took": f"{m['arm']}: training moved pass@1 by {change}",
             "wrong way": f"{m['arm']}: training lowered pass@1, {change}; its end ranks are those of a model that "
                          "got worse",
-            "did not move": f"{m['arm']}: pass@1 did not measurably move, {change}; its end ranks may be the start's "
-                            "in all but name"}[m["word"]]
+            "did not move": f"{m['arm']}: pass@1 did not measurably move, {change}; read its end ranks as those of "
+                            "a model training is not shown to have changed"}[m["word"]]
 
 
 # what each hypothesis's difference means, by its sign, and what its margin would mean (None: no margin)
