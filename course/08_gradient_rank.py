@@ -297,7 +297,7 @@ for h in S6["hypotheses"]:
 assert S6["complete"] or all(h["verdict"] == "cannot be read" for h in S6["hypotheses"])  # no verdict while running
 
 # %% [check]
-finished = data_values(S6, "grpo-g16", "update-erank-end")
+finished = [v for v in data_values(S6, "grpo-g16", "update-erank-end") if v is not None]  # None: a window, no signal
 if finished:  # the tolerance is the plan's own margin for "about 2": one effective-rank unit
     checks.check_prediction(my_real_prediction, float(np.mean(finished)),
                             f"GRPO batch-update effective rank, G = 16, end of training ({len(finished)} seeds)",

@@ -63,3 +63,27 @@ def test_an_arm_whose_evaluation_samples_fewer_than_its_group_is_refused_before_
     with pytest.raises(PlanError, match=r"\[arms.grpo-g8\]: not a valid run: eval_samples \(4\) must be at least the "
                                         r"group size \(8\)"):
         read_plan(tmp_path / "plan.toml")
+
+
+def test_a_run_whose_window_had_no_signal_is_left_out_of_that_measure_only():
+    """grpo-g16 seed 1 learned (pass@1 0.44 from the start's 0.055), but each of its last six groups was all-correct
+    or all-wrong: GRPO's update was 0 at every end step and has no rank. The plan leaves such a run out of that
+    measure by name; the engine once refused the whole run. Here it is read on pass@1 and the start's readings,
+    left out of the end readings, named in the report, and None (not a number) on the data page."""
+    from grpo_lab.study import NoReading, study_data
+    from grpo_lab.study.render import arm_table
+
+    s = Study.load(PLAN6)
+    run = s.data["grpo-g16"].runs.get(1)
+    assert run is not None, "grpo-g16 seed 1 is not read: refused, or not tracked"
+    m = {x.text: x for x in [s.plan.primary, *s.plan.secondary]}
+    with pytest.raises(NoReading, match="no step of the window had a group with a nonzero advantage"):
+        m["update-erank-end"].of(run)
+    assert 1 in s.values("grpo-g16", m["pass@1"]) and 1 in s.values("grpo-g16", m["update-erank-start"])
+    for name in ("update-erank-end", "update-erank-change", "update-signgap-end"):
+        assert 1 not in s.values("grpo-g16", m[name]) and 1 in s.unread("grpo-g16", m[name]), name
+    assert s.unread("grpo-g16", m["pass@1"]) == {}
+    assert "Left out of update-erank-end by its definition" in "\n".join(arm_table(s, m["update-erank-end"]))
+    assert "grpo, G = 16 seed 1" in "\n".join(arm_table(s, m["update-erank-end"]))
+    seeds = study_data(s)["arms"]["grpo-g16"]["seeds"]["1"]
+    assert seeds["update-erank-end"] is None and seeds["pass@1"] > 0.3

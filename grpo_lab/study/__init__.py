@@ -100,7 +100,7 @@ plans a study of its own.
 
 from .data import ArmData, Reading, Study, git_history, read_arm, recorded_fingerprint
 from .figures import draw
-from .measures import METRICS, Measure, Metric, PlanError, parse_measure, register_metric
+from .measures import METRICS, Measure, Metric, NoReading, PlanError, parse_measure, register_metric
 from .plan import FORMS, RULE_INTERVALS, Arm, Hypothesis, Plan, Selection, Spec, confounds, read_plan
 from .readings import Alternative, Conventions, Judgement, alternatives, bootstrap, judge, near_ties, robustness
 from .render import (GIT_LINE, arm_table, build, data_arm, data_values, fill, load_extras, render_report, status_lines,

@@ -18,7 +18,7 @@ from ..compare import evaluation_problems, read_config, recorded_fingerprint, re
 from ..config import method_key, method_name
 from ..io import (check_eval_dtypes, differing_keys, eval_dtype_of, metrics_path, read_json, read_jsonl,
                   result_path)
-from .measures import Measure
+from .measures import Measure, NoReading
 from .plan import Arm, Plan, Spec, read_plan
 from . import readings
 from .readings import Reading  # noqa: F401 (re-exported)
@@ -62,6 +62,8 @@ def unreadable_measure(plan: Plan, r: dict) -> str | None:
     for m in plan_measures(plan):
         try:
             v = m.of(r)
+        except NoReading:  # no value by the measure's definition: left out of that measure only (Study.unread)
+            continue
         except (KeyError, TypeError, ValueError) as e:
             return f"it cannot give {m.text}: {str(e).strip(chr(39))[:120]}"
         if not (isinstance(v, float) and math.isfinite(v)):
@@ -261,7 +263,18 @@ class Study:
             arm = self.chosen(arm)
             if arm is None:
                 return {}
-        return {s: measure.of(r) for s, r in self.data[arm].runs.items()}
+        return {s: v for s, r in self.data[arm].runs.items() if (v := measure.reading(r)) is not None}
+
+    def unread(self, arm: str, measure: Measure) -> dict:
+        """``{seed: why}`` for the arm's finished runs that have no reading of ``measure`` by its definition
+        (:class:`grpo_lab.study.measures.NoReading`): left out of it, named in the report, kept for the others."""
+        out = {}
+        for s, r in self.data[arm].runs.items():
+            try:
+                measure.of(r)
+            except NoReading as e:
+                out[s] = str(e)
+        return out
 
     def start(self, arm: str, measure: Measure | None = None) -> tuple[float, float] | None:
         """The start's value and sampling standard error on ``measure``, from the arm's directory."""

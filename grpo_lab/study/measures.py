@@ -15,6 +15,14 @@ class PlanError(ValueError):
     """A plan file that cannot be read as a study: the message names the file and the field."""
 
 
+class NoReading(ValueError):
+    """A run that has no value of a measure by the measure's own definition, not by damage: a rank probe's window in
+    which every group was degenerate has a zero update and no rank (study 6's grpo-g16 seed 1: one prompt a step,
+    each group of 16 all-correct or all-wrong over its last six steps). Its plan leaves such a run out of that
+    measure by name and reads it on the others; a damaged value is still a plain ValueError, which refuses the
+    run (:func:`grpo_lab.study.data.unreadable_measure`)."""
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Measures: a registry, like the estimators'. A measure reads one number from a run's result (or from the start's
 # evaluation), and says how noisy the start's own evaluation of it is.
@@ -334,7 +342,7 @@ def _rank(result: dict, stem: str, which: str) -> float:
                 xs = [_recorded(y, None, where) - x for y, x in zip(theirs, xs)]
             vals += [x for x, n in zip(xs, bounds) if n > 0]
     if not vals:
-        raise ValueError(f"{stem}-{which}: no step of the window had a group with a nonzero advantage ({est})")
+        raise NoReading(f"{stem}-{which}: no step of the window had a group with a nonzero advantage ({est})")
     return float(np.mean(vals))
 
 
@@ -432,10 +440,19 @@ class Measure:
         return self.declared or self.metric.better
 
     def of(self, result: dict) -> float:
-        """The value in a run's result (its evaluation on this task, or its training log)."""
+        """The value in a run's result (its evaluation on this task, or its training log); :class:`NoReading` where
+        the run has none by the measure's definition (see :meth:`reading`)."""
         if self.metric.source == "history":
             return self.metric.read(result, self.k)
         return self.metric.read(self.evaluation(result["eval"], result["config"]["task"]), self.k)
+
+    def reading(self, result: dict) -> float | None:
+        """:meth:`of`, or None where the run has no reading of this measure (:class:`NoReading`): such a run is left
+        out of this measure, by name, and kept for the others."""
+        try:
+            return self.of(result)
+        except NoReading:
+            return None
 
     def evaluation(self, ev: dict, own_task: str) -> dict:
         if self.split == "validation":

@@ -53,8 +53,14 @@ def arm_table(study: Study, measure: Measure) -> list:
         cells = stats.fmt_ci(list(v.values()), clip=measure.metric.clip, confidence=conf) if v else "—"
         rows.append([a.arm.label, a.arm.method, f"{len(v)} of {len(a.arm.seeds)}", cells,
                      f"{st[0]:.3f} ± {z * st[1]:.3f}" if st else "—", _per_seed(v)])
-    return md_table(["arm", "method", "seeds", f"{measure.text}: mean [{pct} t-interval over seeds]",
-                     f"start (± {z:.3g} × its sampling s.e., {pct})", "per seed"], rows)
+    out = md_table(["arm", "method", "seeds", f"{measure.text}: mean [{pct} t-interval over seeds]",
+                    f"start (± {z:.3g} × its sampling s.e., {pct})", "per seed"], rows)
+    unread = [f"{study.data[name].arm.label} seed {s} ({why})" for name in study.data
+              for s, why in sorted(study.unread(name, measure).items())]
+    if unread:
+        out += ["", f"Left out of {measure.text} by its definition, kept for the other measures: " + "; ".join(unread)
+                + "."]
+    return out
 
 
 def method_line(study: Study) -> str:
@@ -515,7 +521,8 @@ def study_data(study: Study) -> dict:
         arms[name] = {
             "method": a.arm.method,
             "settings": {k: settings[name].get(k) for k in varied},
-            "seeds": {str(seed): {m.text: _number(m.of(r)) for m in measures} for seed, r in sorted(a.runs.items())},
+            "seeds": {str(seed): {m.text: _number(m.reading(r)) for m in measures}  # None: no reading (NoReading)
+                      for seed, r in sorted(a.runs.items())},
             "start": {m.text: [_number(x) for x in st] for m in measures
                       for st in [study.start(name, m)] if st is not None},
         }
