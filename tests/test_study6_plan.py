@@ -70,8 +70,9 @@ def test_a_run_whose_window_had_no_signal_is_left_out_of_that_measure_only():
     or all-wrong: GRPO's update was 0 at every end step and has no rank. The plan leaves such a run out of that
     measure by name; the engine once refused the whole run. Here it is read on pass@1 and the start's readings,
     left out of the end readings, named in the report, and None (not a number) on the data page."""
-    from grpo_lab.study import NoReading, study_data
+    from grpo_lab.study import NoReading, build, reading_line, study_data
     from grpo_lab.study.render import arm_table
+    from grpo_lab.study.words import left_out
 
     s = Study.load(PLAN6)
     run = s.data["grpo-g16"].runs.get(1)
@@ -87,3 +88,11 @@ def test_a_run_whose_window_had_no_signal_is_left_out_of_that_measure_only():
     assert "grpo, G = 16 seed 1" in "\n".join(arm_table(s, m["update-erank-end"]))
     seeds = study_data(s)["arms"]["grpo-g16"]["seeds"]["1"]
     assert seeds["update-erank-end"] is None and seeds["pass@1"] > 0.3
+    # a comparison reading the arm names the run it leaves out and the n left, planned or exploratory
+    h1 = s.reading("grpo at G = 16, update rank − 2 (H1)")
+    n = len(s.data["grpo-g16"].runs)
+    said = left_out(s, h1)
+    assert f"is read on {n - len(s.unread('grpo-g16', m['update-erank-end']))} of its {n} finished runs" in said
+    assert "seed 1" in said and said in reading_line(s, h1)
+    assert left_out(s, s.reading("grpo at G = 4, update rank − 2 (H1b)")) == ""  # its window always had signal
+    assert said in build(PLAN6)[0][PLAN6.parent / "REPORT.md"]

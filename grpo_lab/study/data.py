@@ -269,6 +269,9 @@ class Study:
         """``{seed: why}`` for the arm's finished runs that have no reading of ``measure`` by its definition
         (:class:`grpo_lab.study.measures.NoReading`): left out of it, named in the report, kept for the others."""
         out = {}
+        arm = self.resolve(arm)
+        if arm is None:
+            return out
         for s, r in self.data[arm].runs.items():
             try:
                 measure.of(r)

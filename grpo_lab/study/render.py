@@ -18,8 +18,8 @@ from .measures import Measure
 from .plan import REPORT_MARK, Plan, PlanError
 from .run import _rel
 from .readings import near_ties
-from .words import (bound, claim_words, finding, headline, held_out_line, interval, lead, past_range, reading_line,
-                    robustness_section, took_word, verdict_word, _fmt)
+from .words import (bound, claim_words, finding, headline, held_out_line, interval, lead, left_out, past_range,
+                    reading_line, robustness_section, took_word, verdict_word, _fmt)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -168,14 +168,15 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     if study.exploratory:
         md += ["## Exploratory readings (not planned: intervals, no correction, no verdict)", ""]
         for r in study.exploratory:
+            out = left_out(study, r)
             if r.d is None:
-                md.append(f"- {r.spec.label} ({r.spec.measure.text}): {r.why_not}.")
+                md.append(f"- {r.spec.label} ({r.spec.measure.text}): {r.why_not}." + (" " + out if out else ""))
                 continue
             how = {"welch": "Welch", "paired": "paired by seed", "start": "with the start's error",
                    "level": f"against {r.spec.b}", "interaction": "difference of differences"}[r.kind]
             cw = claim_words(study, r)
             md.append(f"- {r.spec.label} ({r.spec.measure.text}): {interval(r)} ({how}); {bound(study, r)}."
-                      + (" " + cw if cw else ""))
+                      + (" " + cw if cw else "") + (" " + out if out else ""))
         md += [""]
     md += curve_sections(study)
     md += step_sections(study)

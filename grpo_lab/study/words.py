@@ -198,9 +198,33 @@ def how(study: Study, r: Reading) -> str:
             "interaction": f"a difference of differences, Welch's standard error over the four arms, {df}"}[r.kind]
 
 
+def left_out(study: Study, r: Reading) -> str:
+    """The finished runs a reading leaves out because its measure has no value for them by the measure's own
+    definition (:class:`grpo_lab.study.measures.NoReading`: study 6's rank probe over an end window in which every
+    group was degenerate), named per arm with what is left, so that the n behind an interval is never larger on
+    the page than in the arithmetic; "" when none is left out."""
+    s = r.spec
+    sides = [x for x in dict.fromkeys((s.a, s.b, s.c, s.d)) if x is not None and x != "start"
+             and not (s.level is not None and x == s.b)]
+    parts = []
+    for side in sides:
+        name = study.resolve(side)
+        if name is None or name not in study.data:
+            continue
+        gone = study.unread(name, s.measure)
+        if gone:
+            n = len(study.data[name].runs)
+            seeds = ", ".join(map(str, sorted(gone)))
+            parts.append(f"{study.plan.arms[name].label} is read on {n - len(gone)} of its {n} finished runs (seed"
+                         f"{'s' if len(gone) > 1 else ''} {seeds} left out: no reading of {s.measure.text} by its "
+                         "definition, named under its table)")
+    return "; ".join(parts) + "." if parts else ""
+
+
 def reading_line(study: Study, r: Reading) -> str:
+    out = left_out(study, r)
     if r.d is None:
-        return f"**{r.spec.label}** ({r.spec.measure.text}): {r.why_not}."
+        return f"**{r.spec.label}** ({r.spec.measure.text}): {r.why_not}." + (" " + out if out else "")
     text = (f"**{r.spec.label}** ({r.spec.measure.text}): {interval(r)} ({how(study, r)}, p = {r.p:.3g}); "
             f"{verdict_word(study, r)}; {bound(study, r)} ({level(r)}, before correction).")
     if r.same_as:
@@ -214,7 +238,7 @@ def reading_line(study: Study, r: Reading) -> str:
     elif r.apart is False and r.kind == "welch" and r.need is None:
         text += " No seed count up to 1,000 would separate a difference this size."
     cw = claim_words(study, r)
-    return text + (" " + cw if cw else "")
+    return text + (" " + cw if cw else "") + (" " + out if out else "")
 
 
 def headline(study: Study, brief: bool = False) -> str:
