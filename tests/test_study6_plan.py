@@ -96,3 +96,21 @@ def test_a_run_whose_window_had_no_signal_is_left_out_of_that_measure_only():
     assert "seed 1" in said and said in reading_line(s, h1)
     assert left_out(s, s.reading("grpo at G = 4, update rank − 2 (H1b)")) == ""  # its window always had signal
     assert said in build(PLAN6)[0][PLAN6.parent / "REPORT.md"]
+
+
+def test_the_budget_cut_is_read_from_the_runs_by_plans_rule():
+    """PLAN.md's cut (median seed-0 run time over 50 min: Dr.GRPO's seed 3 cut; over 54.5: every seed 3) is read by
+    extras.py from the recorded times: the tracked runs cut nothing, and slower runs would cut what the plan says."""
+    from grpo_lab.study import load_extras
+
+    s = Study.load(PLAN6)
+    ex = load_extras(s.plan)
+    mins = ex.seed0_minutes(s)
+    said = ex.cut_words(mins, len(s.plan.arms))
+    if len(mins) == len(s.plan.arms):
+        import statistics
+        assert ("nothing is cut" in said) == (statistics.median(mins) <= 50), said
+    assert "nothing is cut" in ex.cut_words([30.0] * 9, 9)
+    assert "Dr.GRPO arms is cut, leaving 33" in ex.cut_words([52.0] * 9, 9)
+    assert "every arm is cut, leaving 27" in ex.cut_words([40.0] * 4 + [55.0] * 5, 9)
+    assert "not read yet" in ex.cut_words([60.0] * 8, 9)
