@@ -234,3 +234,43 @@ def test_the_lock_survives_its_folder_being_removed_between_mkdir_and_open(tmp_p
     with DirLock(tmp_path / "locks" / "grpo-seed0"):
         assert (tmp_path / "locks" / "grpo-seed0" / ".lock").is_file()
     assert calls
+
+
+# ---------------------------------------------------------------------- a run with no reading by definition
+
+def test_a_planned_comparison_without_enough_readings_is_counted_as_p1_not_a_block(tmp_path):
+    """Study 6's declared rule: once every run has finished, a planned comparison unread because its arm's runs have
+    no reading of its measure by definition (NoReading) is counted by Holm's correction as p = 1, so the family's
+    other comparison is still judged at the declared size and the unread one gets no verdict. The same comparison
+    unread because of a refused (damaged) run still leaves the family without a verdict."""
+    from grpo_lab.study import Metric, NoReading, lead, reading_line, register_metric
+    from grpo_lab.study.words import hypothesis_line
+
+    def silent(r, k):
+        if r["history"][0].get("silent"):
+            raise NoReading("test-silent: no step of the window had a signal")
+        return float(r["history"][0]["reward"])
+
+    register_metric(Metric("test-silent", "history", False, silent))
+    plan = make_study(tmp_path, means={"grpo": 0.2, "sign": 0.9}, comparison='measure = "test-silent"')
+    plan.write_text(plan.read_text() + '\n[[hypotheses]]\nname = "H"\ntest = "sign − grpo"\n')
+    for s in (1, 2):  # grpo keeps one run with a reading: its comparison cannot be read
+        _edit(result(plan, "grpo", s), lambda r: r["history"][0].update({"silent": True}))
+    st = Study.load(plan)
+    assert st.complete and not any(a.refused for a in st.data.values())
+    (unread,), (read,) = [[r for r in st.planned if (r.d is None) == want] for want in (True, False)]
+    assert unread.counted_unread and unread.apart is None and read.apart is not None
+    assert read.level == pytest.approx(1 - 0.05 / 2)  # Holm over 2 (the unread one's p = 1 is the larger), not 1
+    said = headline(st)
+    assert not said.startswith("No verdict") and "counts it as p = 1" in said and unread.spec.label in said
+    assert "is read on 1 of its 3 finished runs (seeds 1, 2 left out" in reading_line(st, unread)
+    h = st.plan.hypotheses[0]
+    assert "cannot be read" in hypothesis_line(st, h) and "yet" not in hypothesis_line(st, h)
+    assert "cannot be read (too few runs with a reading)" in lead(st)
+    # the other comparison is judged as if the unread one had p = 1: Holm over both, its own p the smaller
+    from grpo_lab import stats
+    assert read.apart == bool(stats.holm([read.p, 1.0], 0.05)[0])
+    # a refused start is damage, not a definition: the comparison it leaves unread leaves the whole family unread
+    _edit(plan.parent / "runs" / "base" / "start.json", lambda s: s["pass_at_k"].update({"1": 0.99}))
+    st = Study.load(plan)
+    assert headline(st).startswith("No verdict: every run finished"), headline(st)

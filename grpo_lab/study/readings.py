@@ -63,6 +63,7 @@ class Reading:
     draws: np.ndarray | None = field(default=None, repr=False)  # bootstrap method: the resampled d (se: their sd)
     level: float | None = None  # the confidence the family's correction read it at (Holm's step level)
     same_as: str | None = None  # the label of an earlier comparison of the same arms (counted once)
+    counted_unread: bool = False  # unread for want of runs with a reading, counted by the correction as p = 1
     alpha: float = 0.05
 
     def interval_at(self, confidence: float) -> tuple[float, float]:
@@ -298,9 +299,27 @@ def key(study, spec: Spec) -> tuple:
     return (*res, spec.measure.text, spec.pairing)
 
 
+def silent_sides(study, spec: Spec) -> dict:
+    """``{arm: {seed: why}}``: the arms a comparison reads that have finished runs left out of its measure by the
+    measure's definition (:class:`grpo_lab.study.measures.NoReading`), for the words that name them and for the
+    family's correction."""
+    sides = [x for x in dict.fromkeys((spec.a, spec.b, spec.c, spec.d)) if x is not None and x != "start"
+             and not (spec.level is not None and x == spec.b)]
+    out = {}
+    for side in sides:
+        name = study.resolve(side)
+        if name is not None and name in study.data and (gone := study.unread(name, spec.measure)):
+            out[name] = gone
+    return out
+
+
 def read_family(study, specs: list, conv: Conventions) -> list:
     """A family of planned comparisons under ``conv``, with the plan's correction (once every run has finished):
-    comparisons that read the same arms (after selections chose) count once, the later one naming the earlier."""
+    comparisons that read the same arms (after selections chose) count once, the later one naming the earlier. A
+    comparison that cannot be read because its arm's runs have no reading of its measure by definition is counted
+    as p = 1: it never separates and gets no verdict, and the others keep the family's declared size (Holm rejects
+    no more when a p-value rises, so the family-wise error stays at or below alpha; study 6's plan, declared
+    before its last runs). Any other unread comparison (a damaged or refused run) leaves the family unread."""
     rows = [read(study, s, conv) for s in specs]
     first: dict = {}
     for r in rows:
@@ -309,16 +328,24 @@ def read_family(study, specs: list, conv: Conventions) -> list:
             r.same_as = first[k].spec.label
         else:
             first.setdefault(k, r)
-    if not study.complete or any(r.p is None for r in rows):
+    if not study.complete:
         return rows
+    silent = [r for r in rows if r.p is None and silent_sides(study, r.spec)]
+    if any(r.p is None and r not in silent for r in rows) or len(silent) == len(rows):
+        return rows  # a damaged or refused run leaves the family unread: no verdict at all
+    for r in silent:  # left unread by runs with no reading by definition: counted as p = 1, so the family keeps
+        r.counted_unread = True  # its declared size and the others their declared correction (study 6's rule)
     alpha = study.plan.alpha
     unique = [r for r in rows if r.same_as is None]
+    ps = [1.0 if r.p is None else r.p for r in unique]
     if study.plan.correction == "holm":
-        rejected, levels = stats.holm([r.p for r in unique], alpha), holm_levels([r.p for r in unique], alpha)
+        rejected, levels = stats.holm(ps, alpha), holm_levels(ps, alpha)
     else:
-        rejected, levels = [r.p < alpha for r in unique], [1 - alpha] * len(unique)
+        rejected, levels = [p < alpha for p in ps], [1 - alpha] * len(unique)
     m = len(unique)
     for r, rej, lev in zip(unique, rejected, levels):
+        if r.p is None:
+            continue  # counted, never separated, no verdict drawn on it
         r.apart, r.level = bool(rej), lev
         if r.kind == "welch" and conv.method == "t":
             x = list(study.values(r.spec.a, r.spec.measure).values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .coverage import BAND, NOMINAL
 from .data import Reading, Study, _fmt
-from .readings import judge
+from .readings import judge, silent_sides
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -203,22 +203,18 @@ def left_out(study: Study, r: Reading) -> str:
     definition (:class:`grpo_lab.study.measures.NoReading`: study 6's rank probe over an end window in which every
     group was degenerate), named per arm with what is left, so that the n behind an interval is never larger on
     the page than in the arithmetic; "" when none is left out."""
-    s = r.spec
-    sides = [x for x in dict.fromkeys((s.a, s.b, s.c, s.d)) if x is not None and x != "start"
-             and not (s.level is not None and x == s.b)]
     parts = []
-    for side in sides:
-        name = study.resolve(side)
-        if name is None or name not in study.data:
-            continue
-        gone = study.unread(name, s.measure)
-        if gone:
-            n = len(study.data[name].runs)
-            seeds = ", ".join(map(str, sorted(gone)))
-            parts.append(f"{study.plan.arms[name].label} is read on {n - len(gone)} of its {n} finished runs (seed"
-                         f"{'s' if len(gone) > 1 else ''} {seeds} left out: no reading of {s.measure.text} by its "
-                         "definition, named under its table)")
-    return "; ".join(parts) + "." if parts else ""
+    for name, gone in silent_sides(study, r.spec).items():
+        n = len(study.data[name].runs)
+        seeds = ", ".join(map(str, sorted(gone)))
+        parts.append(f"{study.plan.arms[name].label} is read on {n - len(gone)} of its {n} finished runs (seed"
+                     f"{'s' if len(gone) > 1 else ''} {seeds} left out: no reading of {r.spec.measure.text} by its "
+                     "definition, named under its table)")
+    text = "; ".join(parts) + "." if parts else ""
+    if r.counted_unread:
+        text += (" The correction counts it as p = 1: it never separates, no verdict is drawn on it, and the other "
+                 "planned comparisons keep the family's declared size.")
+    return text
 
 
 def reading_line(study: Study, r: Reading) -> str:
@@ -252,10 +248,11 @@ def headline(study: Study, brief: bool = False) -> str:
         return (f"In progress: {study.done} of {study.total} runs finished; no verdict yet (the plan reads its "
                 "comparisons when every run has finished).")
     rows = study.planned
-    unread = [r for r in rows if r.d is None]
+    unread = [r for r in rows if r.d is None and not r.counted_unread]
     if unread:  # a family is read together: one unreadable comparison leaves the others without a correction
         return ("No verdict: every run finished, but the plan reads its comparisons together and "
                 + "; ".join(f"{r.spec.label} cannot be read ({r.why_not})" for r in unread) + ".")
+    counted = [r for r in rows if r.counted_unread]
     read = [r for r in rows if r.d is not None]
     apart = [r for r in read if r.apart]
     led = brief and bool(lead(study))  # the brief form follows the plain lead, which names each verdict already
@@ -270,6 +267,11 @@ def headline(study: Study, brief: bool = False) -> str:
     if nulls and not brief:
         text += (f" {'The other' if apart else 'All'} {len(nulls)} {'is' if len(nulls) == 1 else 'are'} "
                  "not separated: each is read as the differences it excludes, not as no difference.")
+    if counted:
+        text += (" " + "; ".join(f"{r.spec.label} cannot be read ({r.why_not})" for r in counted)
+                 + ": its arm has too few runs with a reading of its measure (the others are left out by the "
+                 f"measure's definition), and the correction counts {'it' if len(counted) == 1 else 'each'} as "
+                 "p = 1, a comparison that did not separate.")
     moved = {"did not move": [], "wrong way": []}
     way = {}
     for name, _, r in study.manipulation():
@@ -312,7 +314,7 @@ def lead(study: Study) -> str:
     (issue 80): each hypothesis as yes, no or not shown, with the difference and its direction in the measure's
     own words (arms named by what they are, a selection by the arm it chose); without hypotheses, each planned
     comparison. Drawn from the same readings as every other line, so it changes when the data do."""
-    if not study.complete or any(r.d is None for r in study.planned):
+    if not study.complete or any(r.d is None and not r.counted_unread for r in study.planned):
         return ""
     parts = []
     tested = set()
@@ -321,7 +323,9 @@ def lead(study: Study) -> str:
         j = judge(h, r)
         tested.add(h.test)
         what = f"{h.name} ({h.says})" if h.says else h.name
-        if j.verdict == "supported":
+        if r is not None and r.counted_unread:
+            parts.append(f"{what}: cannot be read (too few runs with a reading)")
+        elif j.verdict == "supported":
             parts.append(f"{what}: yes ({_plain(study, r)})")
         elif j.verdict == "contradicted":
             parts.append(f"{what}: no, the opposite ({_plain(study, r)})")
@@ -333,7 +337,8 @@ def lead(study: Study) -> str:
             parts.append(f"{what}: not shown ({_plain(study, r, named=False)}{size})")
     rest = [r for r in study.planned if r.spec.label not in tested and not r.same_as]
     parts += [f"{r.spec.label}: {_plain(study, r)}" for r in rest if r.apart]
-    nulls = [r for r in rest if not r.apart]
+    parts += [f"{r.spec.label}: cannot be read (too few runs with a reading)" for r in rest if r.counted_unread]
+    nulls = [r for r in rest if r.apart is False]
     if nulls:
         parts.append(("not told apart: " if parts else "no planned comparison told its arms apart: ")
                      + ", ".join(f"{r.spec.label} ({r.d:+.3f})" for r in nulls))
@@ -396,6 +401,9 @@ def hypothesis_line(study: Study, h, j=None, r=None) -> str:
     r = r if r is not None else study.reading(h.test)
     j = j if j is not None else judge(h, r)
     name = f"{h.name}" + (f" ({h.says})" if h.says else "")
+    if r is not None and r.counted_unread:
+        return (f"{name} cannot be read ({r.why_not}; its arm's other runs have no reading by the measure's "
+                "definition): no verdict, and the correction counts it as p = 1.")
     if j.verdict == "cannot be read":
         return f"{name} cannot be read yet ({r.why_not if r is not None and r.why_not else 'not every run finished'})."
     corr = "after Holm" if study.plan.correction == "holm" else f"at α = {study.plan.alpha:g}"
