@@ -361,6 +361,8 @@ def rank_words(h, row, robust=None):
     robustness entry (the alternatives under which the verdict flips)."""
     up, down, same = SENSE6[h["name"]]
     if h["verdict"] == "cannot be read":
+        if row["counted_unread"]:  # every run finished, too few with a reading: counted by Holm as p = 1
+            return f"{h['name']}: cannot be read ({row['why_not']}); Holm's correction counts it as p = 1"
         return f"{h['name']}: cannot be read yet ({row['why_not'] or 'the plan reads it when every run has finished'})"
     ci = f"{row['d']:+.2f} [{row['lo']:+.2f}, {row['hi']:+.2f}]"
     if h["verdict"] == "not supported":
@@ -406,17 +408,20 @@ for arm in ARMS6:
     print(f"   {arm:11s} update {upd or 'no finished run'}; a group {grp or 'no finished run'}")
 
 # the words follow the data: the same functions on reversed data say the opposite
-_row = {"d": 1.5, "lo": 0.5, "hi": 2.5, "why_not": None}
+_row = {"d": 1.5, "lo": 0.5, "hi": 2.5, "why_not": None, "counted_unread": False}
 _h = {"name": "H1", "verdict": "supported", "idle": False, "margin": 1.0, "rule_interval": [1.1, 1.9]}
 assert "above 2" in rank_words(_h, _row) and "refuted here" in rank_words(_h, _row)
-_rev = {"d": -1.5, "lo": -2.5, "hi": -0.5, "why_not": None}
+_rev = {"d": -1.5, "lo": -2.5, "hi": -0.5, "why_not": None, "counted_unread": False}
 assert "below 2" in rank_words({**_h, "verdict": "contradicted", "rule_interval": [-1.9, -1.1]}, _rev)
 assert "about 2" in rank_words({**_h, "verdict": "not supported", "idle": True, "rule_interval": [-0.4, 0.6]},
-                               {"d": 0.1, "lo": -0.6, "hi": 0.8, "why_not": None})
+                               {"d": 0.1, "lo": -0.6, "hi": 0.8, "why_not": None, "counted_unread": False})
 assert "not shown about 2" in rank_words({**_h, "verdict": "not supported", "rule_interval": [-0.4, 1.6]}, _row)
 assert "fell" in rank_words({**_h, "name": "H3", "verdict": "supported", "idle": None}, _rev)
 assert "rose" in rank_words({**_h, "name": "H3", "verdict": "contradicted", "idle": None}, _row)
 assert "fragile" in rank_words(_h, _row, {"flips": ["min-n df"]}) and "fragile" not in rank_words(_h, _row)
+_unread = {**_h, "verdict": "cannot be read"}, {**_row, "why_not": "1 seed(s): an interval needs 2"}
+assert "yet" in rank_words(_unread[0], {**_unread[1], "counted_unread": False})
+assert "p = 1" in rank_words(_unread[0], {**_unread[1], "counted_unread": True})
 assert "moved pass@1 by +0.100" in moved_words({"arm": "a", "word": "took", "d": 0.1, "lo": 0.05, "hi": 0.15})
 assert "did not" in moved_words({"arm": "a", "word": "did not move", "d": 0.01, "lo": -0.05, "hi": 0.07})
 

@@ -536,7 +536,8 @@ def study_data(study: Study) -> dict:
         return {"label": r.spec.label, "family": family, "a": r.spec.a, "b": r.spec.b,
                 "measure": r.spec.measure.text, "n_a": r.n_a, "n_b": r.n_b, "d": _number(r.d),
                 "lo": _number(r.lo), "hi": _number(r.hi), "level": _number(r.level),
-                "separated": r.apart, "why_not": r.why_not}
+                "separated": r.apart, "why_not": r.why_not,
+                "counted_unread": r.counted_unread}  # unread for want of readings, counted by the correction as p = 1
 
     planned = [row(r, family) for family, rows in study.readings.items() for r in rows]
     exploratory = [row(r, "exploratory") for r in study.exploratory]  # intervals at the plan's level, no verdict
