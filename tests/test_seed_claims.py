@@ -83,3 +83,16 @@ def test_a_study_not_finished_or_not_planned_says_so(tmp_path):
                                     '{ plan = "none/plan.toml", hypothesis = "H1", what = "study 9" }')
     assert f"of {s.total} runs finished" in part and "not read yet" in part and "**supported**" not in part
     assert "study 9" in missing and "**no plan committed yet**" in missing
+
+
+def test_a_reading_counted_as_p1_is_worded_for_good_not_yet():
+    """A hypothesis whose arm kept too few runs with a reading once every run finished (Holm counts it as p = 1) is
+    "cannot be read" in the table, not "not read yet"; the same reading while runs are missing stays "yet"."""
+    from types import SimpleNamespace
+
+    st = SimpleNamespace(done=36, total=36)
+    why = "1 seed(s): an interval needs 2"
+    assert "**cannot be read**" in seed_claims._not_read(st, why, SimpleNamespace(counted_unread=True))
+    assert "yet" not in seed_claims._not_read(st, why, SimpleNamespace(counted_unread=True))
+    assert "not read yet" in seed_claims._not_read(SimpleNamespace(done=20, total=36), why,
+                                                   SimpleNamespace(counted_unread=False))
