@@ -233,8 +233,9 @@ def truncation_section(study: Study) -> list:
     for where, share in starts.items():
         if share is not None:
             md.append(f"- The start (`{where}/start.json`): {share:.3f} of its sampled completions cut.")
-            if share > TRUNCATION_WARNING:
-                warn.append(f"the start ({share:.2f})")
+            if share > TRUNCATION_WARNING:  # several starts (one per setting that changes it): each by its file
+                warn.append(f"the start ({share:.2f})" if len(starts) == 1 else
+                            f"the start in `{where}` ({share:.2f})")
     rows, short = [], []
     for name, a in study.data.items():
         first, last = [], []
