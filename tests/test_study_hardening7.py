@@ -76,8 +76,8 @@ def test_truncated_as_a_correlation_reads_every_run(tmp_path):
 
 def test_the_length_limit_warning_names_each_start_and_each_arm_above_it(tmp_path):
     """The design check's warning lists what was cut above 20%: each arm's tenth of steps, and each start by its file
-    where the study has several (one per setting that changes the start), so three starts are not "the start" three
-    times. Reversed shares move the warning to the other arm."""
+    where the study has several (one per setting that changes the start) by the arms that share it, so three
+    starts are not "the start" three times. Reversed shares move the warning to the other arm."""
     import copy
 
     s = Study.load(make(tmp_path))
@@ -96,7 +96,7 @@ def test_the_length_limit_warning_names_each_start_and_each_arm_above_it(tmp_pat
     for a, where, share in zip(two.data.values(), ("runs/g4", "runs/g16"), (0.48, 0.1)):
         a.start, a.start_dir = {"sampling": {"truncated": share}}, tmp_path / where
     md = "\n".join(truncation_section(two))
-    assert "the start in `runs/g4` (0.48)" in md and "runs/g16` (0.10)" not in md.split("**Warning**")[1]
+    assert "in the start of grpo (0.48); grpo, first" in md and "(0.10)" not in md.split("**Warning**")[1]
     assert "- The start (`runs/g16/start.json`): 0.100 of its sampled completions cut." in md
     for a in one.data.values():
         a.start, a.start_dir = {"sampling": {"truncated": 0.48}}, tmp_path / "runs/base"
