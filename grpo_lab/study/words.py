@@ -146,7 +146,7 @@ def _sides(study: Study, r: Reading) -> tuple[str, str]:
 def bound(study: Study, r: Reading) -> str:
     """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval; a side
     that reaches past what the difference can be at all (:func:`reach`: a fraction's range, or a floor against a
-    fixed value) excludes nothing.""" 
+    fixed value) excludes nothing."""
     if r.d is None:
         return ""
     gain, loss = _sides(study, r)
