@@ -294,8 +294,10 @@ for arm in ARMS6:
 # a run whose end window had no mixed group has no end reading: its "end" columns average the arm's other runs
 SILENT6 = {arm: [s for s, m in S6["arms"][arm]["seeds"].items() if m["update-erank-end"] is None] for arm in ARMS6}
 for arm, silent in SILENT6.items():
+    n = len(S6["arms"][arm]["seeds"])
+    for c in ("update-erank-end", "group-erank-end"):  # no mixed group: no update and no group to read, both silent
+        assert sum(v is not None for v in data_values(S6, arm, c)) == n - len(silent), (arm, c, silent)
     if silent:
-        n = len(S6["arms"][arm]["seeds"])
         print(f"{arm}: seed {', '.join(silent)} had no mixed group in its end window (every group all-correct or "
               f"all-wrong, so a zero update): its end columns are over {n - len(silent)} of its {n} runs")
 for h in S6["hypotheses"]:

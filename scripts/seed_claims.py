@@ -96,9 +96,11 @@ def _did_not_take(study, r) -> str:
             + " (the manipulation check): a null that involves it says little")
 
 
-def _not_read(study, why: str | None, r=None) -> str:
-    """A planned reading without a verdict: not yet (runs missing), or for good where every run finished but its arm
-    has too few runs with a reading (``r.counted_unread``: Holm's correction counted it as p = 1)."""
+def _not_read(study, r) -> str:
+    """A planned reading (``r``, None where the study has none yet) without a verdict: not yet (runs missing), or for
+    good where every run finished but its arm has too few runs with a reading (``r.counted_unread``: Holm's
+    correction counted it as p = 1)."""
+    why = r.why_not if r is not None else None
     runs = f"{study.done} of {study.total} runs finished"
     if r is not None and r.counted_unread:
         return f"**cannot be read** ({why}; too few runs with a reading, counted by Holm's correction as p = 1)"
@@ -128,7 +130,7 @@ def study_row(read: dict, results: Path, page: Path, cache: dict | None = None) 
         what = f"{h.name}: {h.says}" if h.says else h.name
         j = judge(h, r)
         if j.verdict == "cannot be read":
-            return link, what, _not_read(study, r.why_not if r is not None else None, r), "—"
+            return link, what, _not_read(study, r), "—"
         verdict = f"**{j.verdict}**" + "".join(f"; {c}" for c in judgement_clauses(study, h, j) if c)
         verdict += _fragile(study, "hypothesis", h.name) + _did_not_take(study, r)
     else:
@@ -137,7 +139,7 @@ def study_row(read: dict, results: Path, page: Path, cache: dict | None = None) 
             raise ValueError(f"{plan}: no planned comparison {read['comparison']!r}")
         what = r.spec.label
         if r.d is None or r.apart is None:
-            return link, what, _not_read(study, r.why_not, r), "—"
+            return link, what, _not_read(study, r), "—"
         verdict = f"**{verdict_word(study, r)}**"
         c = r.spec.claim
         if c is not None:

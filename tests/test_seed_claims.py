@@ -92,7 +92,9 @@ def test_a_reading_counted_as_p1_is_worded_for_good_not_yet():
 
     st = SimpleNamespace(done=36, total=36)
     why = "1 seed(s): an interval needs 2"
-    assert "**cannot be read**" in seed_claims._not_read(st, why, SimpleNamespace(counted_unread=True))
-    assert "yet" not in seed_claims._not_read(st, why, SimpleNamespace(counted_unread=True))
-    assert "not read yet" in seed_claims._not_read(SimpleNamespace(done=20, total=36), why,
-                                                   SimpleNamespace(counted_unread=False))
+    counted = SimpleNamespace(counted_unread=True, why_not=why)
+    assert "**cannot be read**" in seed_claims._not_read(st, counted) and why in seed_claims._not_read(st, counted)
+    assert "yet" not in seed_claims._not_read(st, counted)
+    assert "not read yet" in seed_claims._not_read(SimpleNamespace(done=20, total=36),
+                                                   SimpleNamespace(counted_unread=False, why_not=why))
+    assert seed_claims._not_read(SimpleNamespace(done=3, total=36), None) == "not read yet (3 of 36 runs finished)"

@@ -358,6 +358,29 @@ def test_a_change_from_the_start_excludes_only_what_the_start_lets_it_reach(tmp_
     assert not against_fixed(between) and reach(between) == (-1.0, 1.0)  # between two arms: ±1 whatever b's mean
 
 
+@pytest.mark.parametrize("lo, hi, said", [
+    # study 6's H1b at two seeds: a rank 161 below 2 would be below 0, so that side bounds nothing
+    (-161.056, 211.480, "grpo above 2 by more than 211.480 is excluded; on the other side nothing is (the interval "
+                        "reaches below -2.000, the least a difference from 2 can be: update-erank-end is at least 0)"),
+    (-1.5, 6.0, "grpo above 2 by more than 6.000 and grpo below 2 by more than 1.500 are excluded"),  # within reach
+    (-3.0, -2.5, "its interval lies below 0; below it nothing is excluded (the interval reaches below -2.000"),
+])
+def test_a_measure_with_a_floor_against_a_level_excludes_only_what_it_can_reach(tmp_path, lo, hi, said):
+    """An effective rank is at least 0, so its difference from a level of 2 is at least -2: a side below that
+    excludes nothing. A side above is never cut (no ceiling), and between two arms such a measure has no reach."""
+    from grpo_lab.study import reach
+    from grpo_lab.study.plan import Spec
+
+    s = Study.load(make_study(tmp_path))
+    spec = Spec("grpo", "2", "grpo − 2", parse_measure("update-erank-end", {}, "t"), "planned", True, level=2.0)
+    r = Reading(spec, 2, 0, d=(lo + hi) / 2, lo=lo, hi=hi, p=0.3, kind="level", apart=False, mean_b=2.0)
+    assert bound(s, r).startswith(said)
+    assert reach(r) == (-2.0, math.inf)
+    between = Spec("grpo", "sign", "grpo − sign", spec.measure, "planned", True)
+    assert reach(Reading(between, 2, 2, d=1.0, lo=-300.0, hi=300.0, p=0.9, kind="welch", apart=False,
+                         mean_b=40.0)) is None
+
+
 def test_the_comparisons_figure_cuts_an_interval_at_what_its_difference_can_reach():
     """Issue 82's study 7 at two seeds: near-hard against a start of 0.15, [-0.927, +1.083] drawn as [-0.15, +0.85]
     with both ends marked cut; an interval within reach is drawn whole and unmarked."""

@@ -74,6 +74,36 @@ def test_truncated_as_a_correlation_reads_every_run(tmp_path):
     assert "In progress" not in headline(s)
 
 
+def test_the_length_limit_warning_names_each_start_and_each_arm_above_it(tmp_path):
+    """The design check's warning lists what was cut above 20%: each arm's tenth of steps, and each start by its file
+    where the study has several (one per setting that changes the start) by the arms that share it, so three
+    starts are not "the start" three times. Reversed shares move the warning to the other arm."""
+    import copy
+
+    s = Study.load(make(tmp_path))
+    md = "\n".join(truncation_section(s))
+    assert "grpo, first tenth (0.25)" in md and "grpo, last tenth (0.25)" in md and "sign, first" not in md
+    assert "| grpo | 2 | 0.250" in md
+    flipped = copy.deepcopy(s)
+    for a in flipped.data.values():
+        for r in a.runs.values():
+            for x in [*r["history"], *(r.get("log") or [])]:
+                if "completions/clipped_ratio" in x:
+                    x["completions/clipped_ratio"] = 0.3 - x["completions/clipped_ratio"]
+    md = "\n".join(truncation_section(flipped))
+    assert "sign, first tenth (0.25)" in md and "grpo, first" not in md
+    one, two = (copy.deepcopy(s) for _ in range(2))
+    for a, where, share in zip(two.data.values(), ("runs/g4", "runs/g16"), (0.48, 0.1)):
+        a.start, a.start_dir = {"sampling": {"truncated": share}}, tmp_path / where
+    md = "\n".join(truncation_section(two))
+    assert "in the start of grpo (0.48); grpo, first" in md and "(0.10)" not in md.split("**Warning**")[1]
+    assert "- The start (`runs/g16/start.json`): 0.100 of its sampled completions cut." in md
+    for a in one.data.values():
+        a.start, a.start_dir = {"sampling": {"truncated": 0.48}}, tmp_path / "runs/base"
+    md = "\n".join(truncation_section(one))
+    assert "in the start (0.48); grpo" in md and md.count("The start (") == 1
+
+
 # --- 2. damaged training-log values -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("key, value, words", [

@@ -56,6 +56,12 @@ def plan_measures(plan: Plan) -> list:
     return list({r.measure.text: r.measure for r in plan.reads if r.kind not in ("steps", "manipulation")}.values())
 
 
+def run_seconds(result: dict) -> float:
+    """A finished run's run time in seconds: its training plus its evaluation (``train_seconds`` and
+    ``eval_seconds`` in its result; either missing counts 0). What a plan's budget and its run-time rules read."""
+    return (result.get("train_seconds") or 0) + (result.get("eval_seconds") or 0)
+
+
 def unreadable_measure(plan: Plan, r: dict) -> str | None:
     """Why a result cannot give a measure the plan reads (a missing pass@k, no validation split, a value that is no
     finite number), or None: such a run is left out by name, never read halfway into a table (issue 58)."""
@@ -258,26 +264,28 @@ class Study:
     def values(self, arm: str, measure: Measure | None = None) -> dict:
         """``{seed: value}`` of an arm's finished runs on ``measure`` (default the primary); a selection gives its
         chosen arm's (nothing before it has chosen)."""
-        measure = measure or self.plan.primary
-        if arm in self.plan.selections:
-            arm = self.chosen(arm)
-            if arm is None:
-                return {}
-        return {s: v for s, r in self.data[arm].runs.items() if (v := measure.reading(r)) is not None}
+        return self.read_runs(arm, measure)[0]
 
     def unread(self, arm: str, measure: Measure) -> dict:
         """``{seed: why}`` for the arm's finished runs that have no reading of ``measure`` by its definition
         (:class:`grpo_lab.study.measures.NoReading`): left out of it, named in the report, kept for the others."""
-        out = {}
-        arm = self.resolve(arm)
-        if arm is None:
-            return out
-        for s, r in self.data[arm].runs.items():
+        return self.read_runs(arm, measure)[1]
+
+    def read_runs(self, arm: str, measure: Measure | None = None) -> tuple[dict, dict]:
+        """``({seed: value}, {seed: why})``: each of an arm's finished runs read once on ``measure`` (default the
+        primary), either a value or the reason it has none by the measure's definition (:class:`NoReading`). A
+        selection reads its chosen arm (nothing before it has chosen). A damaged value raises."""
+        measure = measure or self.plan.primary
+        name = self.resolve(arm)
+        values, unread = {}, {}
+        if name is None:
+            return values, unread
+        for s, r in self.data[name].runs.items():
             try:
-                measure.of(r)
+                values[s] = measure.of(r)
             except NoReading as e:
-                out[s] = str(e)
-        return out
+                unread[s] = str(e)
+        return values, unread
 
     def start(self, arm: str, measure: Measure | None = None) -> tuple[float, float] | None:
         """The start's value and sampling standard error on ``measure``, from the arm's directory."""
@@ -502,8 +510,7 @@ class Study:
         """Training and evaluation time of the study's own finished runs, summed over runs, in hours: run time, not
         wall-clock time (runs trained side by side on one machine take less of the clock), and what ``budget_hours``
         is compared with."""
-        return sum((r.get("train_seconds") or 0) + (r.get("eval_seconds") or 0) for r in self.own_runs().values()) \
-            / 3600
+        return sum(map(run_seconds, self.own_runs().values())) / 3600
 
 
 def git_history(plan: Plan) -> list:

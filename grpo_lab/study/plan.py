@@ -97,6 +97,13 @@ class Spec:
     contrast: str | None = None  # why arms that differ in more than one setting are compared on purpose
     level: float | None = None  # b as a number: the arm against this value (a one-sample t over its seeds)
 
+    @property
+    def arms(self) -> tuple:
+        """The arms (or selections) this comparison reads, in order, each once: ``a``, ``b``, ``c``, ``d`` without
+        "start" and without ``b`` where it is a level (a number, not an arm)."""
+        sides = (self.a,) if self.level is not None else (self.a, self.b, self.c, self.d)
+        return tuple(x for x in dict.fromkeys(sides) if x is not None and x != "start")
+
 
 @dataclass(frozen=True)
 class Extreme:
@@ -790,10 +797,8 @@ def read_plan(path) -> Plan:
 
     reads = [*(Read(m, list(arms), f"{w}: [measures]", "measures") for m in [primary, *secondary]),
              *(Read(m, list(arms), f"{w}: steps", "steps") for m in steps),
-             *(Read(spec.measure, [x for n in ((spec.a,) if spec.level is not None else
-                                             (spec.a, spec.b, spec.c, spec.d))
-                                   if n and n != "start" for x in members(n)],
-                    f"{w}: {spec.label!r}", "comparison") for spec in [*comparisons, *exploratory]),
+             *(Read(spec.measure, [x for n in spec.arms for x in members(n)], f"{w}: {spec.label!r}", "comparison")
+               for spec in [*comparisons, *exploratory]),
              *(Read(sel.by, sel.among, f"{w}: [selections.{sel.name}]", "selection") for sel in selections.values()),
              *(Read(cv.measure, list(cv.arms), f"{w}: curve {cv.label!r}", "curve") for cv in curves),
              *(Read(m, [name], f"{w}: [manipulation]", "manipulation") for name, m in manipulation.items()),

@@ -303,10 +303,8 @@ def silent_sides(study, spec: Spec) -> dict:
     """``{arm: {seed: why}}``: the arms a comparison reads that have finished runs left out of its measure by the
     measure's definition (:class:`grpo_lab.study.measures.NoReading`), for the words that name them and for the
     family's correction."""
-    sides = [x for x in dict.fromkeys((spec.a, spec.b, spec.c, spec.d)) if x is not None and x != "start"
-             and not (spec.level is not None and x == spec.b)]
     out = {}
-    for side in sides:
+    for side in spec.arms:
         name = study.resolve(side)
         if name is not None and name in study.data and (gone := study.unread(name, spec.measure)):
             out[name] = gone

@@ -206,6 +206,11 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
 TRUNCATION_WARNING = 0.20  # above this share of completions cut at the length limit, the report warns
 
 
+def _and(names: list) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list in a sentence."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def truncation_section(study: Study) -> list:
     """The design check on the length limit (issue 80): the share of completions cut at ``max_completion_length``
     at the start (the start's evaluation, where it recorded it) and in each arm's first and last tenth of training
@@ -221,11 +226,13 @@ def truncation_section(study: Study) -> list:
           f"arm's training steps (mean over seeds, {pct} t-interval). Above {TRUNCATION_WARNING:.0%}, the limit "
           "itself may bound what a run can show.", ""]
     warn = []
-    starts = {}
+    starts, shared = {}, {}  # each start's share, and the arms that share it (for the warning's words)
     for name, a in study.data.items():
         if a.start is not None:
             samp = a.start.get("sampling") if isinstance(a.start.get("sampling"), dict) else {}
-            starts.setdefault(_rel(a.start_dir, study.plan.home), samp.get("truncated"))
+            where = _rel(a.start_dir, study.plan.home)
+            starts.setdefault(where, samp.get("truncated"))
+            shared.setdefault(where, []).append(name)
     unrecorded = [w for w, share in starts.items() if share is None]
     if unrecorded:
         md.append(f"- The start ({', '.join(f'`{w}/start.json`' for w in unrecorded)}): not recorded (an evaluation "
@@ -233,8 +240,9 @@ def truncation_section(study: Study) -> list:
     for where, share in starts.items():
         if share is not None:
             md.append(f"- The start (`{where}/start.json`): {share:.3f} of its sampled completions cut.")
-            if share > TRUNCATION_WARNING:
-                warn.append(f"the start ({share:.2f})")
+            if share > TRUNCATION_WARNING:  # several starts (one per setting that changes it): each by its arms
+                warn.append(f"the start ({share:.2f})" if len(starts) == 1 else
+                            f"the start of {_and(shared[where])} ({share:.2f})")
     rows, short = [], []
     for name, a in study.data.items():
         first, last = [], []

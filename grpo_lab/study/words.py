@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .coverage import BAND, NOMINAL
 from .data import Reading, Study, _fmt
 from .readings import judge, silent_sides
@@ -93,10 +95,13 @@ def reach(r: Reading) -> tuple[float, float] | None:
     fraction against a fixed value (the start's evaluation, a plan's level ``v``), ``[-v, 1 - v]`` (a change of
     pass@1 from a start of 0.15 lies in [-0.15, +0.85]; the start is read at its own estimate, whose sampling error
     is small beside a change's); between two arms, ``±1``; a difference of two differences, ``±2``
-    (:func:`largest_difference`)."""
+    (:func:`largest_difference`). A measure with only a floor ``f`` (an effective rank is at least 0) against a
+    fixed value ``v``: ``[f - v, +inf)`` (study 6's rank at G = 4 against 2 cannot lie 161 below it); between two
+    arms it has no bound."""
     top = largest_difference(r)
     if top is None:
-        return None
+        floor = r.spec.measure.metric.floor
+        return (floor - r.mean_b, math.inf) if floor is not None and against_fixed(r) else None
     if against_fixed(r):
         return -r.mean_b, 1.0 - r.mean_b
     return -top, top
@@ -140,16 +145,19 @@ def _sides(study: Study, r: Reading) -> tuple[str, str]:
 
 def bound(study: Study, r: Reading) -> str:
     """What a reading excludes, in words (the null stated as the bound it sets), from the unrounded interval; a side
-    that reaches past the largest difference the measure allows (:func:`largest_difference`) excludes nothing."""
+    that reaches past what the difference can be at all (:func:`reach`: a fraction's range, or a floor against a
+    fixed value) excludes nothing."""
     if r.d is None:
         return ""
     gain, loss = _sides(study, r)
     above, below = past_range(r)
     if above or below:
         top, (low, high) = largest_difference(r), reach(r)
-        if against_fixed(r):  # the value sets how far a fraction can move
+        if against_fixed(r):  # the value sets how far a fraction (or a measure with a floor) can move
             frm = f"a change from the start's {r.mean_b:.3f}" if r.spec.b == "start" else f"a difference from {r.mean_b:g}"
-            past = f"the interval reaches past [{low:+.3f}, {high:+.3f}], all {frm} can be"
+            past = (f"the interval reaches past [{low:+.3f}, {high:+.3f}], all {frm} can be" if math.isfinite(high)
+                    else f"the interval reaches below {low:+.3f}, the least {frm} can be: "
+                         f"{r.spec.measure.text} is at least {r.spec.measure.metric.floor:g}")
         else:
             what = "a difference of fractions" if top == 1 else "a difference of two differences of fractions"
             past = f"the interval reaches past ±{top:g}, the most {what} can be"

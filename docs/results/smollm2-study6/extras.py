@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import statistics
 
+from grpo_lab.study.data import run_seconds
+
 # PLAN.md, "The cut, fixed now": median minutes a run above which each cut applies, and what it leaves
 CUTS = ((54.5, "seed 3 of every arm is cut, leaving 27 runs"),
         (50.0, "seed 3 of the three Dr.GRPO arms is cut, leaving 33 runs"))
@@ -37,7 +39,7 @@ def seed0_minutes(study) -> list[float]:
     for a in study.data.values():
         r = a.runs.get(0)
         if r is not None:
-            out.append((r["train_seconds"] + r["eval_seconds"]) / 60)
+            out.append(run_seconds(r) / 60)
     return out
 
 
