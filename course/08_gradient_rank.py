@@ -292,10 +292,16 @@ for arm in ARMS6:
         for end, bound in zip(vals[f"{kind}-erank-end"], vals[f"{kind}-bound-end"]):
             assert end is None or 0 < end <= bound + 1e-6
 # a run whose end window had no mixed group has no end reading: its "end" columns average the arm's other runs
-SILENT6 = {arm: [s for s, m in S6["arms"][arm]["seeds"].items() if m["update-erank-end"] is None] for arm in ARMS6}
+def silent_seeds(arm, column):
+    return [s for s, m in S6["arms"][arm]["seeds"].items() if m[column] is None]
+
+
+SILENT6 = {arm: silent_seeds(arm, "update-erank-end") for arm in ARMS6}
 for arm, silent in SILENT6.items():
     n = len(S6["arms"][arm]["seeds"])
-    for c in ("update-erank-end", "group-erank-end"):  # no mixed group: no update and no group to read, both silent
+    # no mixed group: no update and no group to read, so both measures are silent on the same seeds
+    assert silent_seeds(arm, "group-erank-end") == silent, (arm, silent)
+    for c in ("update-erank-end", "group-erank-end"):  # and the columns above average the other runs only
         assert sum(v is not None for v in data_values(S6, arm, c)) == n - len(silent), (arm, c, silent)
     if silent:
         print(f"{arm}: seed {', '.join(silent)} had no mixed group in its end window (every group all-correct or "

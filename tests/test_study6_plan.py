@@ -114,3 +114,16 @@ def test_the_budget_cut_is_read_from_the_runs_by_plans_rule():
     assert "Dr.GRPO arms is cut, leaving 33" in ex.cut_words([52.0] * 9, 9)
     assert "every arm is cut, leaving 27" in ex.cut_words([40.0] * 4 + [55.0] * 5, 9)
     assert "not read yet" in ex.cut_words([60.0] * 8, 9)
+
+
+def test_the_budget_cut_refuses_a_seed0_run_without_its_evaluation_time():
+    """The engine's run time counts a missing time as 0; the cut would then read a run as faster than it was, so
+    extras.py names the run and the missing time instead of reading it."""
+    from grpo_lab.study import load_extras
+
+    s = Study.load(PLAN6)
+    ex = load_extras(s.plan)
+    name, a = next((n, a) for n, a in s.data.items() if 0 in a.runs)
+    del a.runs[0]["eval_seconds"]
+    with pytest.raises(ValueError, match=f"{name} seed 0 records no eval_seconds"):
+        ex.seed0_minutes(s)

@@ -45,9 +45,10 @@ def z_of(conf: float) -> float:
 def arm_table(study: Study, measure: Measure) -> list:
     conf, pct = confidence(study)
     z = z_of(conf)
-    rows = []
+    rows, unread = [], []
     for name, a in study.data.items():
-        v = study.values(name, measure)
+        v, why = study.read_runs(name, measure)  # each run read once: its value, or why it has none
+        unread += [f"{a.arm.label} seed {s} ({w})" for s, w in sorted(why.items())]
         st = study.start(name, measure)
         # fmt_ci says "the n seeds agree exactly: no interval" itself where they do
         cells = stats.fmt_ci(list(v.values()), clip=measure.metric.clip, confidence=conf) if v else "—"
@@ -55,8 +56,6 @@ def arm_table(study: Study, measure: Measure) -> list:
                      f"{st[0]:.3f} ± {z * st[1]:.3f}" if st else "—", _per_seed(v)])
     out = md_table(["arm", "method", "seeds", f"{measure.text}: mean [{pct} t-interval over seeds]",
                     f"start (± {z:.3g} × its sampling s.e., {pct})", "per seed"], rows)
-    unread = [f"{study.data[name].arm.label} seed {s} ({why})" for name in study.data
-              for s, why in sorted(study.unread(name, measure).items())]
     if unread:
         out += ["", f"Left out of {measure.text} by its definition, kept for the other measures: " + "; ".join(unread)
                 + "."]
@@ -226,23 +225,21 @@ def truncation_section(study: Study) -> list:
           f"arm's training steps (mean over seeds, {pct} t-interval). Above {TRUNCATION_WARNING:.0%}, the limit "
           "itself may bound what a run can show.", ""]
     warn = []
-    starts, shared = {}, {}  # each start's share, and the arms that share it (for the warning's words)
+    starts = {}  # each start's directory: (its share, the arms that share it), for the warning's words
     for name, a in study.data.items():
         if a.start is not None:
             samp = a.start.get("sampling") if isinstance(a.start.get("sampling"), dict) else {}
-            where = _rel(a.start_dir, study.plan.home)
-            starts.setdefault(where, samp.get("truncated"))
-            shared.setdefault(where, []).append(name)
-    unrecorded = [w for w, share in starts.items() if share is None]
+            starts.setdefault(_rel(a.start_dir, study.plan.home), (samp.get("truncated"), []))[1].append(name)
+    unrecorded = [w for w, (share, _) in starts.items() if share is None]
     if unrecorded:
         md.append(f"- The start ({', '.join(f'`{w}/start.json`' for w in unrecorded)}): not recorded (an evaluation "
                   "records its share since issue 80).")
-    for where, share in starts.items():
+    for where, (share, arms) in starts.items():
         if share is not None:
             md.append(f"- The start (`{where}/start.json`): {share:.3f} of its sampled completions cut.")
             if share > TRUNCATION_WARNING:  # several starts (one per setting that changes it): each by its arms
                 warn.append(f"the start ({share:.2f})" if len(starts) == 1 else
-                            f"the start of {_and(shared[where])} ({share:.2f})")
+                            f"the start of {_and(arms)} ({share:.2f})")
     rows, short = [], []
     for name, a in study.data.items():
         first, last = [], []
