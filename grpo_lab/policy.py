@@ -298,6 +298,24 @@ def choose_backend(backend: str = "auto", cuda: bool | None = None, unsloth: boo
     return "transformers", f"auto: {why}, so transformers + peft"
 
 
+CPU_BF16_SWITCH = "GRPO_LAB_CPU_BF16"
+
+
+def cpu_bf16_switched_off() -> bool:
+    """Whether ``GRPO_LAB_CPU_BF16=0`` asks this process to leave a CPU's native bfloat16 unused: float32 weights
+    under ``dtype="auto"`` and no bf16 autocast in training (:func:`grpo_lab.runner.train_precision`), as on a CPU
+    without bf16 units. It lets a comparison or study started on such a CPU be resumed on one with them under the
+    same trainer settings (study 6, 2026-12-01); every result records the reason. Unset or empty: the CPU decides.
+    Any other value is an error naming it (never guessed)."""
+    import os
+
+    value = os.environ.get(CPU_BF16_SWITCH, "")
+    if value not in ("", "0"):
+        raise ValueError(f"{CPU_BF16_SWITCH}={value!r} is not understood: set it to 0 to leave this CPU's native "
+                         "bfloat16 unused (float32 weights and training, as on a CPU without bf16 units), or unset it")
+    return value == "0"
+
+
 def cpu_has_bf16() -> bool | None:
     """Whether this CPU has native bfloat16 arithmetic: the ``avx512_bf16`` or ``amx_bf16`` flag (x86) or ``bf16``
     (Arm) in ``/proc/cpuinfo``; None where that file does not exist (the answer is unknown, so never assumed).
@@ -329,6 +347,9 @@ def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train:
       below bf16's resolution, 2^-8 of a weight, would be lost);
     - ``"float32"``: float32.
 
+    On a CPU, ``GRPO_LAB_CPU_BF16=0`` (:func:`cpu_bf16_switched_off`) makes ``"auto"`` float32 and
+    ``"bfloat16"`` an error, as on a CPU without bf16 units, and says so in the reason.
+
     ``train=False`` (sampling only: ``grpo-lab profile``): no weights are updated, so full fine-tuning is no reason.
 
     Training also runs under bf16 autocast (TRL's ``bf16=True``) whatever the weights' dtype; the LoRA adapters
@@ -345,10 +366,12 @@ def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train:
     if requested == "float32":
         return "float32", "requested"
     cuda = torch.cuda.is_available() if cuda is None else cuda
+    switched_off = bf16 is None and not cuda and cpu_bf16_switched_off()
     if bf16 is None:
-        bf16 = torch.cuda.is_bf16_supported() if cuda else cpu_has_bf16()
+        bf16 = torch.cuda.is_bf16_supported() if cuda else (False if switched_off else cpu_has_bf16())
     device = "this GPU" if cuda else "this CPU"
-    no_bf16 = (f"{device} has no native bfloat16 arithmetic" + ("" if cuda else
+    no_bf16 = (f"{CPU_BF16_SWITCH}=0 leaves this CPU's native bfloat16 unused" if switched_off else
+               f"{device} has no native bfloat16 arithmetic" + ("" if cuda else
                " (no avx512_bf16, amx_bf16 or bf16 flag in /proc/cpuinfo)" if bf16 is False else
                " that grpo-lab can detect (no /proc/cpuinfo)"))
     full_ft = train and lora_r is None and policy != "tiny-lm"

@@ -428,15 +428,18 @@ def train_precision(cuda: bool | None = None, bf16: bool | None = None) -> tuple
     forward and backward of 16 x 100 tokens took 385 s against 27 s in float32 (an AVX2-only AMD EPYC core,
     2026-11-29, issue 81), which made lesson 06's two CPU steps run past 15 minutes. Every result records the
     path that ran (``trainer_settings``' bf16, and ``precision_why``); a comparison or study refuses to pool runs
-    trained on both."""
+    trained on both. ``GRPO_LAB_CPU_BF16=0`` (:func:`grpo_lab.policy.cpu_bf16_switched_off`) trains in float32 on a
+    CPU with bf16 units, so a study started on one without them resumes under the same settings."""
     import torch
 
-    from .policy import cpu_has_bf16
+    from .policy import CPU_BF16_SWITCH, cpu_bf16_switched_off, cpu_has_bf16
 
     cuda = torch.cuda.is_available() if cuda is None else cuda
     if cuda:
         ok = torch.cuda.is_bf16_supported()
         return ok, "bf16 autocast (this GPU supports it)" if ok else "fp16 autocast (this GPU has no bf16)"
+    if bf16 is None and cpu_bf16_switched_off():
+        return False, f"float32, no autocast ({CPU_BF16_SWITCH}=0 leaves this CPU's native bf16 unused)"
     native = cpu_has_bf16() if bf16 is None else bf16
     if native:
         return True, "bf16 autocast (this CPU computes in bf16 natively)"

@@ -168,3 +168,35 @@ def test_training_autocasts_to_bf16_only_where_the_cpu_computes_in_it(native, bf
     on, why = train_precision()
     assert on is bf16 and (why.startswith("bf16 autocast") if bf16 else why.startswith("float32, no autocast"))
     assert grpo_args(RunConfig(), tmp_path).bf16 is bf16
+
+
+def test_the_cpu_bf16_switch_trains_and_loads_in_float32_and_says_why(tmp_path, monkeypatch):
+    """GRPO_LAB_CPU_BF16=0 on a CPU with bf16 units: float32 weights under "auto", no autocast in training, the
+    reason named in both; "bfloat16" refused; unset, the same CPU takes bf16 (so the switch is what changed it);
+    any other value is an error naming it. Study 6 resumed on such a CPU under its recorded float32 settings."""
+    import torch
+
+    from grpo_lab import policy
+    from grpo_lab.config import RunConfig
+    from grpo_lab.runner import grpo_args, train_precision
+
+    if torch.cuda.is_available():
+        pytest.skip("the CPU's rule; a GPU takes bf16 or fp16 by its own support")
+    monkeypatch.setattr(policy, "cpu_has_bf16", lambda: True)
+    monkeypatch.delenv("GRPO_LAB_CPU_BF16", raising=False)
+    assert train_precision()[0] is True and grpo_args(RunConfig(), tmp_path).bf16 is True
+    assert resolve_dtype("auto", "smollm2", 16)[0] == "bfloat16"
+
+    monkeypatch.setenv("GRPO_LAB_CPU_BF16", "0")
+    on, why = train_precision()
+    assert on is False and why.startswith("float32, no autocast") and "GRPO_LAB_CPU_BF16=0" in why
+    assert grpo_args(RunConfig(), tmp_path / "b").bf16 is False
+    dtype, why = resolve_dtype("auto", "smollm2", 16)
+    assert dtype == "float32" and "GRPO_LAB_CPU_BF16=0" in why
+    with pytest.raises(ValueError, match="GRPO_LAB_CPU_BF16=0"):
+        resolve_dtype("bfloat16", "smollm2", 16)
+    assert train_precision(bf16=True)[0] is True  # an explicit reading (tests, reports) is not overridden
+
+    monkeypatch.setenv("GRPO_LAB_CPU_BF16", "off")
+    with pytest.raises(ValueError, match="GRPO_LAB_CPU_BF16='off' is not understood"):
+        train_precision()
