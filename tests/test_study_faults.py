@@ -274,3 +274,20 @@ def test_a_planned_comparison_without_enough_readings_is_counted_as_p1_not_a_blo
     _edit(plan.parent / "runs" / "base" / "start.json", lambda s: s["pass_at_k"].update({"1": 0.99}))
     st = Study.load(plan)
     assert headline(st).startswith("No verdict: every run finished"), headline(st)
+
+
+def test_run_seconds_is_a_lower_bound_unless_strict():
+    """A run's time (training plus evaluation): a missing time counts 0 for the budget line, and a rule that decides
+    on run time (strict) is refused, naming the time that is missing or no time."""
+    from grpo_lab.study.data import run_seconds
+
+    assert run_seconds({"train_seconds": 60.0, "eval_seconds": 30}) == run_seconds(
+        {"train_seconds": 60.0, "eval_seconds": 30}, strict=True) == 90
+    assert run_seconds({"train_seconds": 60.0}) == 60
+    with pytest.raises(ValueError, match="records no eval_seconds: its run time"):
+        run_seconds({"train_seconds": 60.0}, strict=True)
+    for bad in (float("nan"), -1.0, "30", True):
+        with pytest.raises(ValueError, match="records no eval_seconds"):
+            run_seconds({"train_seconds": 60.0, "eval_seconds": bad}, strict=True)
+    with pytest.raises(ValueError, match="records no train_seconds and no eval_seconds"):
+        run_seconds({}, strict=True)

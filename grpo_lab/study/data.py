@@ -56,10 +56,25 @@ def plan_measures(plan: Plan) -> list:
     return list({r.measure.text: r.measure for r in plan.reads if r.kind not in ("steps", "manipulation")}.values())
 
 
-def run_seconds(result: dict) -> float:
+RUN_TIMES = ("train_seconds", "eval_seconds")
+
+
+def run_seconds(result: dict, strict: bool = False) -> float:
     """A finished run's run time in seconds: its training plus its evaluation (``train_seconds`` and
-    ``eval_seconds`` in its result; either missing counts 0). What a plan's budget and its run-time rules read."""
-    return (result.get("train_seconds") or 0) + (result.get("eval_seconds") or 0)
+    ``eval_seconds`` in its result). What a plan's budget and its run-time rules read.
+
+    By default either missing counts 0 (results older than the evaluation's timing have none), which makes the
+    budget line a lower bound. ``strict=True``, for a rule that decides on run time (study 6's budget cut, where a
+    run read as faster than it was could leave uncut what the rule cuts): a time that is missing or no finite
+    non-negative number is an error naming it."""
+    from ..compare import _is_number
+
+    if strict:
+        gone = [k for k in RUN_TIMES if not _is_number(result.get(k), low=0)]
+        if gone:
+            raise ValueError(f"records no {' and no '.join(gone)}: its run time (training plus evaluation) cannot "
+                             "be read")
+    return sum(result.get(k) or 0 for k in RUN_TIMES)
 
 
 def unreadable_measure(plan: Plan, r: dict) -> str | None:

@@ -35,17 +35,16 @@ def cut_words(minutes: list[float], arms: int) -> str:
 
 def seed0_minutes(study) -> list[float]:
     """Each arm's seed-0 run time in minutes (training plus evaluation), for the arms whose seed 0 has finished.
-    A seed-0 run without both times is refused by name: the engine's run time counts a missing one as 0, which here
+    A seed-0 run without both times is refused by name (``run_seconds(strict=True)``): counted as 0, a missing time
     would read a run as faster than it was and could leave uncut what the rule cuts."""
     out = []
     for name, a in study.data.items():
         r = a.runs.get(0)
         if r is not None:
-            gone = [k for k in ("train_seconds", "eval_seconds") if not isinstance(r.get(k), (int, float))]
-            if gone:
-                raise ValueError(f"{name} seed 0 records no {' and no '.join(gone)}: PLAN.md's cut reads each seed-0 "
-                                 "run's training plus evaluation time, so it cannot be read without it")
-            out.append(run_seconds(r) / 60)
+            try:
+                out.append(run_seconds(r, strict=True) / 60)
+            except ValueError as e:
+                raise ValueError(f"{name} seed 0 {e}; PLAN.md's cut reads each seed-0 run's time") from None
     return out
 
 
