@@ -121,11 +121,9 @@ def vllm_environment() -> dict[str, str]:
 
 
 def _cpu_flags() -> set[str] | None:
-    try:
-        text = open("/proc/cpuinfo", errors="replace").read()
-    except OSError:
-        return None
-    return {w for line in text.splitlines() if line.lower().startswith("flags") for w in line.split()}
+    from .policy import cpu_flags
+
+    return cpu_flags()
 
 
 def _vllm_version() -> str | None:

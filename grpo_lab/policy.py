@@ -316,18 +316,44 @@ def cpu_bf16_switched_off() -> bool:
     return value == "0"
 
 
+def _cpuinfo() -> str | None:
+    try:
+        return Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def cpu_flags() -> set[str] | None:
+    """The CPU's feature flags (``flags`` on x86, ``Features`` on Arm, in ``/proc/cpuinfo``); None without it."""
+    text = _cpuinfo()
+    if text is None:
+        return None
+    return {w for line in text.splitlines() if line.lower().startswith(("flags", "features")) for w in line.split()}
+
+
 def cpu_has_bf16() -> bool | None:
     """Whether this CPU has native bfloat16 arithmetic: the ``avx512_bf16`` or ``amx_bf16`` flag (x86) or ``bf16``
     (Arm) in ``/proc/cpuinfo``; None where that file does not exist (the answer is unknown, so never assumed).
 
     Without such instructions torch still runs bfloat16 but emulates it, slower than float32.
     """
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
+    flags = cpu_flags()
+    return None if flags is None else bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def cpu_description() -> str | None:
+    """The CPU a run trained on, as every result records it (``cpu``): its model name, its widest vector unit and
+    whether it has bf16 units, e.g. ``"AMD EPYC 7B13 (AVX2, no bf16 units)"``. Sessions draw different machines, and
+    float32 kernels differ between AVX2 and AVX-512, so a study whose runs record two CPUs says so (study 6 ran on
+    two, 2026-12-01). None without ``/proc/cpuinfo``."""
+    text, flags = _cpuinfo(), cpu_flags()
+    if text is None or flags is None:
         return None
-    flags = {w for line in text.splitlines() if line.lower().startswith(("flags", "features")) for w in line.split()}
-    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+    names = [line.split(":", 1)[1].strip() for line in text.splitlines()
+             if line.lower().startswith("model name") and ":" in line]
+    unit = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "NEON" if "asimd" in flags else \
+        "no AVX2"
+    return f"{names[0] if names else 'an unnamed CPU'} ({unit}, {'' if cpu_has_bf16() else 'no '}bf16 units)"
 
 
 def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train: bool = True,

@@ -325,7 +325,8 @@ def write_comparison_report(out: Path, conf: dict, results: dict, interim: bool 
          f"(grpo_lab.runner.TRAINER_CONSTANTS: AdamW, loss_type dapo; the schedule, betas and beta as above)"),
         ("versions", f"python {v.get('python')}, torch {v.get('torch')}, transformers {v.get('transformers')}, "
                      f"grpo_lab {v.get('grpo_lab')}"),
-        ("backend, device", f"{_distinct(results, 'backend')}; {_distinct(results, 'device')}"),
+        ("backend, device", f"{_distinct(results, 'backend')}; {_distinct(results, 'device')}"
+         + ("" if _distinct(results, "cpu") == "n/a" else f" ({_distinct(results, 'cpu')})")),
         ("weights", _distinct(results, "weights")), ("torch threads", _distinct(results, "threads")),
         ("weights' dtype", f"{_distinct(results, 'dtype')} ({_distinct(results, 'dtype_why')})"),
         ("training precision", _distinct(results, "precision_why") if any(r.get("precision_why") for rs in

@@ -513,6 +513,7 @@ class LanguageModel:
         import torch
         from transformers import PrinterCallback, TrainerCallback
 
+        from .policy import cpu_description
         from .tasks import correctness_reward, to_dataset
         from .trl import CompletionBudget, RankProbe, StarvationCallback, trainer_class
 
@@ -549,6 +550,7 @@ class LanguageModel:
                    steps_done=trainer.state.global_step, backend=info.backend,
                    backend_why=info.why, weights=info.weights, device=torch.cuda.get_device_name(0) if cuda else "cpu",
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
+                   cpu=None if cuda else cpu_description(),
                    dtype=info.dtype, dtype_why=dtype_why, precision_why=train_precision()[1],
                    generation=_generation_record(cfg.generation))
         if cfg.rank_probe:

@@ -107,6 +107,10 @@ def test_the_tiny_lm_records_its_dtype_and_a_resume_under_another_is_refused(tmp
     assert res["dtype"] == "float32" and res["dtype_why"] and res["trainer_settings"]["model_dtype"] == want
     assert json.loads((out / "config.json").read_text())["trainer_settings"]["model_dtype"] == want
     assert "| weights' dtype | float32" in (out / "report.md").read_text()
+    if not torch.cuda.is_available():  # the CPU it trained on, recorded and reported (sessions draw other machines)
+        from grpo_lab.policy import cpu_description
+        assert res["cpu"] == cpu_description() and f"| backend, device | transformers; cpu ({res['cpu']}) |" in \
+            (out / "report.md").read_text()
     # the machine now resolves the run's dtype otherwise: the resume names model_dtype
     monkeypatch.setattr(runner, "run_dtype", lambda cfg, train=True: ("bfloat16", "test"))
     (out / "results" / "grpo-seed0.json").unlink()
@@ -200,3 +204,19 @@ def test_the_cpu_bf16_switch_trains_and_loads_in_float32_and_says_why(tmp_path, 
     monkeypatch.setenv("GRPO_LAB_CPU_BF16", "off")
     with pytest.raises(ValueError, match="GRPO_LAB_CPU_BF16='off' is not understood"):
         train_precision()
+
+
+def test_the_cpu_description_names_the_model_its_vector_unit_and_bf16(tmp_path, monkeypatch):
+    """What every result records as ``cpu`` (policy.cpu_description), read from /proc/cpuinfo's text."""
+    import grpo_lab.policy as policy
+
+    def fake(text):
+        monkeypatch.setattr(policy, "_cpuinfo", lambda: text)
+        return policy.cpu_description()
+
+    epyc = "processor: 0\nmodel name\t: AMD EPYC 7B13\nflags : fpu sse avx2\n"
+    xeon = "processor: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags : avx2 avx512f amx_bf16\n"
+    assert fake(epyc) == "AMD EPYC 7B13 (AVX2, no bf16 units)"
+    assert fake(xeon) == "Intel(R) Xeon(R) Processor (AVX-512, bf16 units)"
+    assert fake("Features : fp asimd bf16\n") == "an unnamed CPU (NEON, bf16 units)"
+    assert fake(None) is None

@@ -291,3 +291,27 @@ def test_run_seconds_is_a_lower_bound_unless_strict():
             run_seconds({"train_seconds": 60.0, "eval_seconds": bad}, strict=True)
     with pytest.raises(ValueError, match="records no train_seconds and no eval_seconds"):
         run_seconds({}, strict=True)
+
+
+def test_runs_on_two_cpus_or_two_precision_reasons_are_named_and_one_is_not(tmp_path):
+    """Sessions draw different machines (study 6 moved from an AVX2 EPYC to an AMX Xeon after 28 runs): the report
+    names every CPU and every training-precision reason its runs record when there is more than one, the minority by
+    run; one CPU throughout, or none recorded (runs written before the record), says nothing."""
+    plan = make_study(tmp_path)
+    s = Study.load(plan)
+    assert not any("more than one CPU" in d or "record no CPU" in d for d in s.detected_deviations())
+    for m in ("grpo", "sign"):
+        for seed in (0, 1, 2):
+            _edit(result(plan, m, seed), lambda r: r.update(cpu="AMD EPYC (AVX2, no bf16 units)",
+                                                            precision_why="float32, no autocast (no bf16 here)"))
+    assert not any("more than one" in d for d in Study.load(plan).detected_deviations())  # one of each: nothing
+    _edit(result(plan, "sign", 2), lambda r: r.update(cpu="Intel Xeon (AVX-512, bf16 units)",
+                                                      precision_why="float32, no autocast (GRPO_LAB_CPU_BF16=0)"))
+    _edit(result(plan, "grpo", 1), lambda r: r.pop("cpu"))
+    said = Study.load(plan).detected_deviations()
+    cpu = next(d for d in said if "more than one CPU" in d)
+    assert "`AMD EPYC (AVX2, no bf16 units)` (4 runs)" in cpu and \
+        "`Intel Xeon (AVX-512, bf16 units)` (1 run: sign seed 2)" in cpu and "differ by machine" in cpu
+    assert "1 run records no CPU" in " ".join(said)
+    why = next(d for d in said if "more than one reason for their training precision" in d)
+    assert "(5 runs)" in why and "GRPO_LAB_CPU_BF16=0)` (1 run: sign seed 2)" in why

@@ -59,6 +59,10 @@ def plan_measures(plan: Plan) -> list:
 RUN_TIMES = ("train_seconds", "eval_seconds")
 
 
+def _runs(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
 def run_seconds(result: dict, strict: bool = False) -> float:
     """A finished run's run time in seconds: its training plus its evaluation (``train_seconds`` and
     ``eval_seconds`` in its result). What a plan's budget and its run-time rules read.
@@ -459,6 +463,7 @@ class Study:
             out.append("The arms were graded by more than one grader: " + "; ".join(
                 f"{g} ({', '.join(sorted(arms))})" for g, arms in graders.items()) +
                 ": a score depends on the grader, so a difference between these arms may be partly the grader's.")
+        out += self._machines()
         starts: dict = {}
         for name, a in self.data.items():  # directories that evaluate one start must agree, value for value
             c = a.arm.config
@@ -519,6 +524,36 @@ class Study:
             if hours > self.plan.budget_hours:
                 out.append(f"The finished runs took {hours:.1f} hours of run time (each run's training and evaluation, "
                            f"summed over runs), over the plan's budget of {self.plan.budget_hours:g}.")
+        return out
+
+    def _machines(self) -> list:
+        """The CPUs and training-precision paths the runs record (``cpu``, ``precision_why``), where there is more
+        than one: the largest group by count, the others by name. Runs trained under differing trainer settings are
+        refused before this; these name what still differed (study 6 moved to another CPU after 28 runs)."""
+        out = []
+        for key, what, why in (
+                ("cpu", "CPU", "float32 kernels round differently on different CPUs, so these runs differ by machine "
+                               "as well as by arm and seed"),
+                ("precision_why", "reason for their training precision",
+                 "their recorded trainer settings agree (runs that differ are refused), so this names the path taken "
+                 "or the reason for it, not another computation")):
+            seen: dict = {}
+            unrecorded = 0
+            for name, a in self.data.items():
+                for seed, r in a.runs.items():
+                    if isinstance(r.get(key), str):
+                        seen.setdefault(r[key], []).append(f"{name} seed {seed}")
+                    else:
+                        unrecorded += 1
+            if len(seen) > 1:
+                groups = sorted(seen.items(), key=lambda kv: -len(kv[1]))
+                out.append(f"The runs record more than one {what}: " + "; ".join(
+                    f"`{v}` ({_runs(len(who))}" + ("" if i == 0 else f": {', '.join(who[:12])}"
+                                                 f"{', ...' if len(who) > 12 else ''}") + ")"
+                    for i, (v, who) in enumerate(groups)) + f"; {why}.")
+            if seen and unrecorded:
+                out.append(f"{_runs(unrecorded)} record{'s' if unrecorded == 1 else ''} no {what} (written before "
+                           "grpo-lab recorded it).")
         return out
 
     def machine_hours(self) -> float:
