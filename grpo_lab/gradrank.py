@@ -100,6 +100,11 @@ def completion_grads_ids(model, prompt_ids, completion_ids, blocks) -> dict[str,
     block. A frozen weight is differentiated too, so under a LoRA adapter the base matrix ``W`` of an adapted
     layer gives the gradient of the full weight ``W + s B A`` (the layer's output depends on both only
     through their sum); ``requires_grad`` and the model's training mode are restored afterwards.
+
+    Always in the weights' own dtype, never under autocast: a trainer with bf16 mixed precision has its forward
+    wrapped in autocast by accelerate (``_original_forward`` keeps the bare one, which is called here), and bf16
+    rounding moved the tiny LM's update rank by 3% (5.82 against 5.99) on a CPU with bf16 units (2026-12-01), so a
+    probe reading through it would measure the rounding as well as the gradients, and differ by machine.
     """
     params = dict(model.named_parameters())
     blocks = list(blocks)
@@ -114,6 +119,7 @@ def completion_grads_ids(model, prompt_ids, completion_ids, blocks) -> dict[str,
         raise ValueError("an empty prompt or completion has no log-probability to differentiate")
     weights = [params[b] for b in blocks]
     was_training, needed = model.training, [w.requires_grad for w in weights]
+    forward = getattr(model, "_original_forward", model)  # the bare forward, without accelerate's autocast wrapper
     model.eval()
     rows = {b: [] for b in blocks}
     try:
@@ -121,10 +127,11 @@ def completion_grads_ids(model, prompt_ids, completion_ids, blocks) -> dict[str,
             w.requires_grad_(True)
         for p, c in zip(prompt_ids, completion_ids):
             ids = torch.tensor([list(p) + list(c)])
-            logits = model(input_ids=ids).logits[0, len(p) - 1:-1]
-            logp = torch.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor(list(c)).unsqueeze(1)).sum()
-            for b, g in zip(blocks, torch.autograd.grad(logp, weights)):
-                rows[b].append(g.detach().reshape(-1).clone())
+            with torch.autocast(weights[0].device.type, enabled=False):  # nor under a caller's autocast
+                logits = forward(input_ids=ids).logits[0, len(p) - 1:-1]
+                logp = torch.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor(list(c)).unsqueeze(1)).sum()
+                for b, g in zip(blocks, torch.autograd.grad(logp, weights)):
+                    rows[b].append(g.detach().reshape(-1).clone())
     finally:
         for w, r in zip(weights, needed):
             w.requires_grad_(r)
