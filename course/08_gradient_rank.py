@@ -425,7 +425,7 @@ if S6["complete"]:  # what "What we measured" says of study 6, held to the data 
     assert not any(r["separated"] for r in S6["planned"]), "a planned comparison separated: rewrite the bullet"
     assert next(h for h in S6["hypotheses"] if h["name"] == "H1")["idle"] is False  # not shown "about 2" either
     assert [m["arm"] for m in S6["manipulation"] if m["word"] != "took"] == ["sign-g4"]  # "one arm ... did not"
-    _shares = {k: [r / b for arm in ARMS6 if (rb := end_and_bound(arm, k)) for r, b in [rb]]
+    _shares = {k: [r / b for r, b in filter(None, (end_and_bound(arm, k) for arm in ARMS6))]
                for k in ("update", "group")}
     assert max(_shares["update"]) < 0.25 < 0.5 < min(_shares["group"]), _shares
 

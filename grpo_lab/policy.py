@@ -323,12 +323,18 @@ def _cpuinfo() -> str | None:
         return None
 
 
-def cpu_flags() -> set[str] | None:
-    """The CPU's feature flags (``flags`` on x86, ``Features`` on Arm, in ``/proc/cpuinfo``); None without it."""
-    text = _cpuinfo()
+BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})  # native bfloat16 arithmetic: x86's two, Arm's one
+
+
+def _flags_of(text: str | None) -> set[str] | None:
     if text is None:
         return None
     return {w for line in text.splitlines() if line.lower().startswith(("flags", "features")) for w in line.split()}
+
+
+def cpu_flags() -> set[str] | None:
+    """The CPU's feature flags (``flags`` on x86, ``Features`` on Arm, in ``/proc/cpuinfo``); None without it."""
+    return _flags_of(_cpuinfo())
 
 
 def cpu_has_bf16() -> bool | None:
@@ -338,7 +344,7 @@ def cpu_has_bf16() -> bool | None:
     Without such instructions torch still runs bfloat16 but emulates it, slower than float32.
     """
     flags = cpu_flags()
-    return None if flags is None else bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+    return None if flags is None else bool(flags & BF16_FLAGS)
 
 
 def cpu_description() -> str | None:
@@ -346,14 +352,15 @@ def cpu_description() -> str | None:
     whether it has bf16 units, e.g. ``"AMD EPYC 7B13 (AVX2, no bf16 units)"``. Sessions draw different machines, and
     float32 kernels differ between AVX2 and AVX-512, so a study whose runs record two CPUs says so (study 6 ran on
     two, 2026-12-01). None without ``/proc/cpuinfo``."""
-    text, flags = _cpuinfo(), cpu_flags()
-    if text is None or flags is None:
+    text = _cpuinfo()  # read once: the name and the flags come from the same text
+    if text is None:
         return None
+    flags = _flags_of(text)
     names = [line.split(":", 1)[1].strip() for line in text.splitlines()
              if line.lower().startswith("model name") and ":" in line]
     unit = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "NEON" if "asimd" in flags else \
         "no AVX2"
-    return f"{names[0] if names else 'an unnamed CPU'} ({unit}, {'' if cpu_has_bf16() else 'no '}bf16 units)"
+    return f"{names[0] if names else 'an unnamed CPU'} ({unit}, {'' if flags & BF16_FLAGS else 'no '}bf16 units)"
 
 
 def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train: bool = True,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compare import evaluation_problems, read_config, recorded_fingerprint, result_problems, shared_settings
+from ..compare import (_is_number, evaluation_problems, read_config, recorded_fingerprint, result_problems,
+                       shared_settings)
 from ..config import method_key, method_name
 from ..io import (check_eval_dtypes, differing_keys, eval_dtype_of, metrics_path, read_json, read_jsonl,
                   result_path)
@@ -71,8 +72,6 @@ def run_seconds(result: dict, strict: bool = False) -> float:
     budget line a lower bound. ``strict=True``, for a rule that decides on run time (study 6's budget cut, where a
     run read as faster than it was could leave uncut what the rule cuts): a time that is missing or no finite
     non-negative number is an error naming it."""
-    from ..compare import _is_number
-
     if strict:
         gone = [k for k in RUN_TIMES if not _is_number(result.get(k), low=0)]
         if gone:
