@@ -308,6 +308,22 @@ def _fragile(study, kind: str, key: str) -> str:
     return "firm under the engine's alternatives"
 
 
+def _alternative_readings(study, kind: str, key: str, label: str) -> list:
+    """``[(alternative, reading), ...]``: the comparison's readings under the alternatives that flip its verdict
+    or its hypothesis's (the claim's verdict is then re-drawn on them)."""
+    if kind == "exploratory":
+        return []
+    flips = set()
+    for row in study.robust:
+        name = row.what.spec.label if row.kind == "comparison" else row.what[0].name
+        if name in (key, label):
+            flips.update(row.flips)
+    comp = next((row for row in study.robust if row.kind == "comparison" and row.what.spec.label == label), None)
+    if comp is None:
+        return []
+    return [(a, x) for a, x in comp.got.items() if a in flips and x.d is not None and x.apart is not None]
+
+
 def _did_not_take(study, spec) -> list:
     from grpo_lab.study.words import took_word
 
@@ -491,6 +507,12 @@ def study_row(claim: dict, read: dict, results: Path, page: Path, cache: dict) -
     row.verdict = verdict_on_claim(read["form"], row.lo, row.hi, separated, row.reported, row.about, row.margin,
                                    span)
     details = []
+    for alt, x in _alternative_readings(study, kind, key, spec.label):  # what the claim's verdict would be there
+        lo, hi = (shift + x.lo) / base, (shift + x.hi) / base
+        other = verdict_on_claim(read["form"], lo, hi, bool(x.apart), row.reported, row.about, row.margin, span)
+        if other != row.verdict:
+            row.firm += (f"; under {alt}: {show((shift + x.d) / base, unit, row.signed)} "
+                         f"[{show(lo, unit, row.signed)}, {show(hi, unit, row.signed)}], {other}")
     if read["form"] == "about":
         details.append(f"the claim: within ±{row.margin:g} of {row.about:g}")
     if separated is not None:

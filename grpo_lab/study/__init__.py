@@ -102,7 +102,8 @@ from .data import ArmData, Reading, Study, git_history, read_arm, recorded_finge
 from .figures import draw
 from .measures import METRICS, Measure, Metric, NoReading, PlanError, parse_measure, register_metric
 from .plan import FORMS, RULE_INTERVALS, Arm, Hypothesis, Plan, Selection, Spec, confounds, read_plan
-from .readings import Alternative, Conventions, Judgement, alternatives, bootstrap, judge, near_ties, robustness
+from .readings import Conventions, Judgement, bootstrap, judge
+from .robust import Alternative, alternatives, mixed_seeds, near_ties, robustness
 from .render import (GIT_LINE, arm_table, build, data_arm, data_values, fill, load_extras, render_report, status_lines,
                      study_data, verdict_line, write_or_check)
 from .run import arm_dirs, default_dir, parse_shard, run_study, shard_units, train_dir, units

@@ -41,6 +41,11 @@ class World:
     sd_v: float = 0.15
     delta: tuple = (0.0, 0.25, 0.1, 0.6)  # arms a, b, c, d (a two-arm method reads a and b)
     delta0: float = -1.5  # the start
+    log_mu: tuple = (2.6, 3.0)  # a positive measure's log-normal seeds (issue 102): log-means of arms a and b
+    log_sd: float = 0.55  # their log standard deviation (study 6's GRPO end ranks: about 0.5)
+    level: float = 2.0  # the value an arm of it is read against
+    mix_sd: float = 0.15  # the seed effect in the seed-mixture world: study 7's arms that took, 0.1 to 0.23 (logits)
+    mix_off: float = 1 / 6  # the chance that a seed's training does not take there (study 7's grpo-hard: 1 in 6)
 
 
 def _sigmoid(x):
@@ -88,6 +93,44 @@ def _study(world: World, n: int, arms: int, rng, paired: bool = False):
     return mats, truth, start, float(p0.mean())
 
 
+def _mixture(world: World, n: int, rng):
+    """Two arms as in :func:`_study` with study 7's seed spread (``mix_sd``), but each seed of arm a independently
+    fails to take with chance ``mix_off``: its run scores as the start would (the start's logits plus its own seed
+    effect). ``(mats, truth, off)``: ``truth[0]`` is arm a's expected score over that mixture (what a t-interval over
+    all its seeds estimates), ``truth[2]`` its expected score when training takes (what the re-read without the
+    seeds that did not take estimates); ``off`` marks those seeds."""
+    b = rng.normal(world.mu, world.sd_b, world.problems)
+    sd = world.mix_sd
+    mats, truth = [], []
+    off = rng.random(n) < world.mix_off
+    for k in range(2):
+        fixed = b + world.delta[k] + rng.normal(0, world.sd_g, world.problems)
+        u = rng.normal(0, sd, n)
+        logits = np.repeat(fixed[None, :], n, axis=0) + u[:, None]
+        if k == 0:
+            logits[off] = b[None, :] + world.delta0 + u[off, None]
+        mats.append(rng.binomial(world.samples, _sigmoid(logits)) / world.samples)
+        truth.append(float(_expected(fixed, sd).mean()))
+    took = truth[0]
+    truth[0] = (1 - world.mix_off) * took + world.mix_off * float(_expected(b + world.delta0, sd).mean())
+    return mats, truth + [took], off
+
+
+def _log_reading(x, y=None, level: float | None = None):
+    """The engine's own log-scale reading (:func:`grpo_lab.study.readings._log`) of seeds ``x`` against ``level``
+    or against seeds ``y``."""
+    from types import SimpleNamespace
+
+    from .plan import Spec
+    from .readings import Conventions, _log
+
+    measure = SimpleNamespace(metric=SimpleNamespace(log_scale=True), text="a positive measure")
+    spec = Spec("a", "b" if level is None else str(level), "x", measure, "f", True, level=level)
+    vals = {"a": dict(enumerate(x)), "b": dict(enumerate(y)) if y is not None else {}}
+    study = SimpleNamespace(plan=SimpleNamespace(selections={}, alpha=1 - NOMINAL), values=lambda arm, m: vals[arm])
+    return _log(study, spec, Conventions(), 1 - NOMINAL)
+
+
 def _start_se(row: np.ndarray, samples: int) -> float:
     """The start's sampling standard error of pass@1 (the engine's :func:`grpo_lab.study.measures._pass_at_se`)."""
     from .measures import _pass_at_se
@@ -95,8 +138,8 @@ def _start_se(row: np.ndarray, samples: int) -> float:
     return _pass_at_se({"correct": np.rint(row * samples).astype(int).tolist(), "n_samples": samples}, 1)
 
 
-def covers(method: str, n: int, world: World, rng, resamples: int = 400) -> bool:
-    """Whether one simulated study's interval under ``method`` holds its truth (95%)."""
+def covers(method: str, n: int, world: World, rng, resamples: int = 400) -> bool | None:
+    """Whether one simulated study's interval under ``method`` holds its truth (95%); None where it reads none."""
     if method in ("t-welch", "t-min-n", "t-paired", "bootstrap", "bootstrap-plain"):
         mats, truth, _, _ = _study(world, n, 2, rng, paired=method == "t-paired")
         x, y = mats[0].mean(1), mats[1].mean(1)
@@ -116,6 +159,24 @@ def covers(method: str, n: int, world: World, rng, resamples: int = 400) -> bool
             d, draws = bootstrap(sides, resamples=resamples, seed=int(rng.integers(2**31)))
             lo, hi = stats.t_interval(d, float(draws.std(ddof=1)), _boot_df(mats, "welch", False), NOMINAL)
         return lo <= pop[0] - pop[1] <= hi
+    if method in ("t-log", "t-log-level"):
+        x = np.exp(rng.normal(world.log_mu[0], world.log_sd, n))
+        if method == "t-log-level":
+            r = _log_reading(x, level=world.level)
+            return r.lo <= math.exp(world.log_mu[0]) - world.level <= r.hi
+        r = _log_reading(x, np.exp(rng.normal(world.log_mu[1], world.log_sd, n)))
+        lo, hi = math.log1p(r.lo / r.log_ref), math.log1p(r.hi / r.log_ref)
+        return lo <= world.log_mu[0] - world.log_mu[1] <= hi
+    if method in ("t-welch-mixture", "t-welch-without"):
+        mats, truth, off = _mixture(world, n, rng)
+        x, y = mats[0].mean(1), mats[1].mean(1)
+        want = truth[0] - truth[1]
+        if method == "t-welch-without":
+            x, want = x[~off], truth[2] - truth[1]
+            if x.size < 2:
+                return None  # too few seeds took to read at all: no interval, left out of the coverage
+        lo, hi = stats.t_interval(*stats.diff_parts(x, y, "welch"), NOMINAL)
+        return lo <= want <= hi
     if method == "t-start":
         mats, truth, start, start_truth = _study(world, n, 1, rng)
         x = mats[0].mean(1)
@@ -135,4 +196,5 @@ def coverage(method: str, n: int, reps: int, seed: int = 0, world: World | None 
     truth; its Monte Carlo standard error is about ``sqrt(0.95 * 0.05 / reps)``."""
     world = world or World()
     rng = np.random.default_rng([seed, n, sorted(METHODS).index(method)])
-    return float(np.mean([covers(method, n, world, rng) for _ in range(reps)]))
+    got = [covers(method, n, world, rng) for _ in range(reps)]
+    return float(np.mean([c for c in got if c is not None]))

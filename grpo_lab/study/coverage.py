@@ -21,6 +21,15 @@ METHODS = {  # name -> what the engine reads with it
     "t-interaction": "a difference of differences over four arms, Welch–Satterthwaite df",
     "bootstrap": "the bootstrap over seeds × problems as the engine reads it (seeds rescaled by √(n/(n − 1)), its "
                  "standard error with t quantiles, Welch–Satterthwaite df)",
+    "t-log-level": "a positive measure against a value on the log scale: the ratio of the seeds' geometric mean to "
+                   "it, one-sample t over the logs, n − 1 df (log-normal seeds; issue 102)",
+    "t-log": "two arms of a positive measure on the log scale: the ratio of their geometric means, Welch's standard "
+             "error of the logs' difference, Welch–Satterthwaite df (log-normal seeds; issue 102)",
+    "t-welch-mixture": "t-welch where each seed of arm a fails to take with chance 1/6 (its run scores as the "
+                       "start), against the arm's mean over that mixture: what a seed mixture does to the nominal "
+                       "level (study 7's seed spread; issue 102)",
+    "t-welch-without": "the same mixture read without the seeds that did not take, against the arm's mean when "
+                       "training takes: the seed-mixture alternative (issue 102)",
     "bootstrap-plain": "the bootstrap before issue 80 (seeds resampled as they are, percentile interval): no longer "
                        "read, kept to show what the correction buys",
 }

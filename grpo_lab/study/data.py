@@ -269,13 +269,28 @@ class Study:
 
     def variant(self, choose: dict) -> "Study":
         """The same runs read with some selections choosing other arms (``{selection: arm}``): the alternative a
-        near-tie on validation calls for (:func:`grpo_lab.study.readings.alternatives`). Its readings are
+        near-tie on validation calls for (:func:`grpo_lab.study.robust.alternatives`). Its readings are
         recomputed; its robustness is never read (no alternative of an alternative)."""
         import copy
 
         twin = copy.copy(self)
         twin.__dict__.pop("robust", None)
         twin.overrides = {**self.overrides, **choose}
+        twin.readings = readings.families(twin, twin.conventions)
+        return twin
+
+    def without(self, drop) -> "Study":
+        """The same study read without some runs (``drop``: ``((arm, seed), ...)``): the alternative a seed mixture
+        calls for (:func:`grpo_lab.study.robust.mixed_seeds`). Its readings are recomputed; its robustness is never
+        read."""
+        import copy
+        from dataclasses import replace
+
+        twin = copy.copy(self)
+        twin.__dict__.pop("robust", None)
+        gone = set(drop)
+        twin.data = {name: replace(a, runs={s: r for s, r in a.runs.items() if (name, s) not in gone})
+                     for name, a in self.data.items()}
         twin.readings = readings.families(twin, twin.conventions)
         return twin
 
@@ -366,8 +381,10 @@ class Study:
 
     @cached_property
     def robust(self) -> list:
-        """Every planned verdict re-read under the reasonable alternatives (:func:`readings.robustness`)."""
-        return readings.robustness(self)
+        """Every planned verdict re-read under the reasonable alternatives (:func:`robust.robustness`)."""
+        from . import robust
+
+        return robust.robustness(self)
 
     def reading(self, label: str):
         """The planned reading with this label (under the plan's conventions), or None."""

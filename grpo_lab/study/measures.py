@@ -49,6 +49,7 @@ class Metric:
     floor: float | None = None  # the least value it can take (a norm's 0), where its interval is cut (a fraction: 0)
     about: str = ""  # what it is, for a report's legend
     better: str = "higher"
+    log_scale: bool = False  # positive and skewed (a rank, a length): also read on the log scale (issue 102)
 
     def __post_init__(self):
         if self.better not in DIRECTIONS:
@@ -386,7 +387,7 @@ register_metric(Metric("reward-first", "history", True, lambda r, k: _tenth(r, "
                        about="the training reward over the first tenth of steps"))
 register_metric(Metric("reward-last", "history", True, lambda r, k: _tenth(r, "reward", "last"),
                        about="the training reward over the last tenth of steps"))
-register_metric(Metric("length", "history", False, _length, floor=0.0, better="neutral",
+register_metric(Metric("length", "history", False, _length, floor=0.0, better="neutral", log_scale=True,
                        about="tokens per completion generated in training, mean over steps"))
 for _stem, _about in RANK_READINGS.items():  # a rank probe's readings at the first and the last step (issue 82)
     for _which, _when in (("start", "over the first steps (the probe's window)"),
@@ -395,7 +396,7 @@ for _stem, _about in RANK_READINGS.items():  # a rank probe's readings at the fi
         register_metric(Metric(f"{_stem}-{_which}", "history", False,
                                lambda r, k, s=_stem, w=_which: _rank(r, s, w),
                                floor=None if _which == "change" or "signgap" in _stem else 0.0, better="neutral",
-                               about=f"{_about}, {_when}"))
+                               log_scale=_which != "change" and "signgap" not in _stem, about=f"{_about}, {_when}"))
 TRUNCATED = "completions/clipped_ratio"  # TRL's share of a step's completions cut at max_completion_length
 register_metric(Metric("truncated", "history", True, lambda r, k: float(_share(TRUNCATED)(r).mean()), better="lower",
                        about="the share of training completions cut at max_completion_length (TRL's "
@@ -409,7 +410,7 @@ register_metric(Metric("sole-share", "history", True, _sole_share, better="neutr
 for _kind, _which in (("sole", "the only success of their group (k = 1)"),
                       ("shared", "successes of a group with two or more (k >= 2)")):
     register_metric(Metric(f"{_kind}-length", "history", False, _success_mean(_kind, "length"), floor=0.0,
-                           better="neutral", about=f"tokens per completion of the training completions that were "
+                           better="neutral", log_scale=True, about=f"tokens per completion of the training completions that were "
                            f"{_which}, pooled over training"))
     for _sign, _what in (("repeats_prompt", "answer with a number of the prompt"),
                          ("no_working", "answer without working")):

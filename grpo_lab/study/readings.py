@@ -1,6 +1,6 @@
 """The readings: each comparison as ``(d, standard error, degrees of freedom)`` under a study's declared conventions,
-its family's correction, and the same verdicts re-read under the reasonable alternatives. Part of
-:mod:`grpo_lab.study`.
+its family's correction, and the hypotheses' judgements (the same verdicts re-read under the reasonable alternatives:
+:mod:`grpo_lab.study.robust`). Part of :mod:`grpo_lab.study`.
 
 A reading is computed under :class:`Conventions`: the degrees of freedom of a difference of means (``"welch"``,
 Welch-Satterthwaite, or ``"min-n"``, the smaller arm's n - 1: :data:`grpo_lab.stats.DFS`) and the method
@@ -27,11 +27,18 @@ BOOTSTRAP_RESAMPLES = 4000  # a standard error to about 1% (sqrt(1 / (2 B))); se
 
 @dataclass(frozen=True)
 class Conventions:
-    """The statistical choices a reading depends on (the plan declares ``df``; the method is ``"t"``)."""
+    """The statistical choices a reading depends on (the plan declares ``df``; the method is ``"t"``). ``scale``:
+    ``"log"`` reads a positive measure (one its metric declares ``log_scale``: a rank, a length) on the log scale,
+    every other measure as on the linear one (issue 102: a rank is positive and skewed)."""
     df: str = "welch"
     method: str = "t"
+    scale: str = "linear"
 
     def words(self) -> str:
+        if self.scale == "log":
+            return ("a log scale for the positive measures (ranks, lengths): t-intervals over seeds of the logs "
+                    "(geometric means; an arm against a value as their ratio, two arms as the ratio of their "
+                    "geometric means), back-transformed to the measure's own scale")
         if self.method == "bootstrap":
             return (f"a bootstrap over seeds × problems ({BOOTSTRAP_RESAMPLES:,} resamples: seeds within each arm, "
                     "rescaled by √(n/(n − 1)) so that their spread is not understated, the evaluation's problems "
@@ -65,10 +72,15 @@ class Reading:
     same_as: str | None = None  # the label of an earlier comparison of the same arms (counted once)
     counted_unread: bool = False  # unread for want of runs with a reading, counted by the correction as p = 1
     alpha: float = 0.05
+    log_ref: float | None = None  # a log-scale reading (issue 102): d = ref · (exp(log_d) − 1), se and dof of log_d
+    log_d: float | None = None
 
     def interval_at(self, confidence: float) -> tuple[float, float]:
         """The two-sided interval at ``confidence``: ``d ± t · se`` (a t-interval over seeds, or the bootstrap's
-        standard error with the same t quantiles)."""
+        standard error with the same t quantiles); a log-scale reading's, back-transformed from the logs."""
+        if self.log_ref is not None:
+            lo, hi = stats.t_interval(self.log_d, self.se, self.dof, confidence)
+            return self.log_ref * math.expm1(lo), self.log_ref * math.expm1(hi)
         return stats.t_interval(self.d, self.se, self.dof, confidence)
 
     @property
@@ -101,6 +113,8 @@ def _t(r: Reading, d: float, se: float, dof: float, alpha: float) -> Reading:
 def read(study, spec: Spec, conv: Conventions) -> Reading:
     """One comparison under ``conv`` (no correction yet); the interval at the plan's ``1 - alpha``."""
     alpha = study.plan.alpha
+    if conv.scale == "log" and on_log_scale(spec):
+        return _log(study, spec, conv, alpha)
     if spec.c is not None:
         return _interaction(study, spec, conv, alpha)
     if spec.level is not None:
@@ -179,6 +193,50 @@ def _level(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
         r.why_not = f"cannot tell: the {len(x)} seeds agree exactly"
         return r
     return _t(r, x.mean() - spec.level, x.std(ddof=1) / math.sqrt(x.size), x.size - 1, alpha)
+
+
+def on_log_scale(spec: Spec) -> bool:
+    """Whether the log-scale alternative reads this comparison: a measure its metric declares positive
+    (``log_scale``), an arm against a value or against another arm, unpaired (issue 102)."""
+    return bool(spec.measure.metric.log_scale and spec.c is None and spec.b != "start" and spec.pairing != "seed")
+
+
+def _log(study, spec: Spec, conv: Conventions, alpha: float) -> Reading:
+    """A positive measure on the log scale (issue 102): an arm against a value ``v`` as the ratio of its geometric
+    mean to ``v`` (one-sample t over the seeds' logs, n − 1 df); two arms as the ratio of their geometric means
+    (Welch's standard error of the logs' difference, the plan's df). The estimate and its interval are
+    back-transformed to the measure's own scale, ``ref · (exp(·) − 1)`` with ``ref`` the value or b's geometric mean,
+    so a size rule or a margin reads them as it reads the linear ones; the p-value is the logs'. A skewed positive
+    quantity (one seed's rank 97 beside 11, 12, 15) is read by its typical size rather than pulled by its largest."""
+    level = spec.level is not None
+    r = Reading(spec, 0, 0, kind="level" if level else "welch", alpha=alpha)
+    r.why_not = _not_chosen(study, (spec.a,) if level else (spec.a, spec.b))
+    if r.why_not:
+        return r
+    x = np.asarray(list(study.values(spec.a, spec.measure).values()), dtype=float)
+    y = None if level else np.asarray(list(study.values(spec.b, spec.measure).values()), dtype=float)
+    r.n_a, r.n_b = len(x), (0 if level else len(y))
+    if np.any(x <= 0) or (y is not None and np.any(y <= 0)) or (level and spec.level <= 0):
+        r.why_not = f"not read on a log scale: a value of {spec.measure.text} at or below 0 has no logarithm"
+        return r
+    if len(x) < 2 or (y is not None and len(y) < 2):
+        r.why_not = "an interval needs 2 seeds on each side"
+        return r
+    lx = np.log(x)
+    if level:
+        ref, (d, se, dof) = spec.level, (float(lx.mean() - math.log(spec.level)),
+                                          float(lx.std(ddof=1) / math.sqrt(lx.size)), float(lx.size - 1))
+    else:
+        ly = np.log(y)
+        ref, (d, se, dof) = float(math.exp(ly.mean())), stats.diff_parts(lx, ly, conv.df)
+    if se == 0:
+        r.why_not = "cannot tell: the seeds agree exactly"
+        return r
+    r.mean_b, r.log_ref, r.log_d, r.se, r.dof = ref, ref, d, se, dof
+    r.d = ref * math.expm1(d)
+    r.lo, r.hi = r.interval_at(1 - alpha)
+    r.p = stats.t_p(d, se, dof)
+    return r
 
 
 def _not_chosen(study, names) -> str | None:
@@ -365,8 +423,22 @@ def families(study, conv: Conventions) -> dict:
     return {fam: read_family(study, specs, conv) for fam, specs in out.items()}
 
 
+def took_word(r: Reading) -> str | None:
+    """The manipulation check in one of three words, by the measure's better direction: "took" (moved from the
+    start the better way, separated at the plan's level; for a neutral measure, moved either way), "wrong way"
+    (moved the worse way), "did not move" (the interval includes no change); None when not read."""
+    if r.d is None:
+        return None
+    if r.lo <= 0 <= r.hi:
+        return "did not move"
+    better = r.spec.measure.better
+    if better == "neutral":
+        return "took"
+    return "took" if (r.lo > 0) == (better == "higher") else "wrong way"
+
+
 # ---------------------------------------------------------------------------------------------------------------
-# Hypotheses and their size rules, and the robustness of every verdict.
+# Hypotheses and their size rules (every verdict re-read under the alternatives: robust.py).
 # ---------------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -409,153 +481,6 @@ def judge(h, r: Reading | None, which: str | None = None) -> Judgement:
     size = None if h.size is None else ("refuted" if far < h.size else "not refuted")
     idle = None if h.margin is None else bool(-h.margin <= lo and hi <= h.margin)
     return Judgement(verdict, size, idle, lo, hi, conf)
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """A reasonable alternative every verdict is re-read under: another convention (``conv``), the other interval
-    for the size rules (``swap``), or a selection's runner-up on validation where its winner won by a near-tie
-    (``choose``: ``((selection, arm),)``). ``narrow``: why its intervals are too narrow to call a verdict fragile by
-    themselves (their simulated coverage is below the band, :func:`grpo_lab.study.coverage.narrow`), else None."""
-    name: str
-    conv: Conventions
-    swap: bool = False
-    choose: tuple = ()
-    narrow: str | None = None
-
-
-def near_ties(study) -> list:
-    """``[(selection, winner, runner-up, reading), ...]`` for each selection whose winner and runner-up are not
-    separated on validation: ``winner − runner-up`` on the selection's measure, a t-interval over seeds at the
-    plan's ``1 - alpha`` and df (no correction: a tie is what is looked for, so the narrower interval is the
-    stricter test). The choice then rests on noise, and every planned comparison naming the selection is re-read
-    with the runner-up (issue 80: study 5's P took AVSPO at 2.1e-4 over 4.5e-4 on 0.439 against 0.411)."""
-    out = []
-    plan = study.plan
-    for name, sel in plan.selections.items():
-        ranked = study.ranking(name)
-        if len(ranked) < 2:
-            continue
-        (win, _), (run, _) = ranked[0], ranked[1]
-        x = list(study.values(win, sel.by).values())
-        y = list(study.values(run, sel.by).values())
-        spec = Spec(win, run, f"{name}: {win} − {run}", sel.by, "selection", False)
-        r = Reading(spec, len(x), len(y), kind="welch", alpha=plan.alpha)
-        if len(x) < 2 or len(y) < 2 or (not stats.spread(x) and not stats.spread(y)):
-            r.d = float(np.mean(x) - np.mean(y))  # no interval: only an exact tie is a tie
-            if r.d == 0:
-                out.append((name, win, run, r))
-            continue
-        _t(r, *stats.diff_parts(x, y, plan.df), plan.alpha)
-        r.apart = not (r.lo <= 0 <= r.hi)
-        if not r.apart:
-            out.append((name, win, run, r))
-    return out
-
-
-def alternatives(study) -> list:
-    """The :class:`Alternative` readings every verdict is re-read under: the other df convention; the other
-    interval for the size rules (where the plan has any); a bootstrap over seeds × problems instead of seeds alone
-    (narrow where its simulated coverage at the study's fewest seeds misses the band); and, for each selection won
-    by a near-tie on validation (:func:`near_ties`), its runner-up."""
-    from .coverage import narrow
-
-    plan = study.plan
-    fewest = min(len(a.seeds) for a in plan.arms.values())
-    other_df = "min-n" if plan.df == "welch" else "welch"
-    out = [Alternative("Welch–Satterthwaite df" if other_df == "welch" else "min-n df (the smaller arm's n − 1)",
-                       Conventions(df=other_df), narrow=narrow(f"t-{other_df}", fewest))]
-    if any(h.size is not None or h.margin is not None for h in plan.hypotheses):
-        out.append(Alternative("the other interval for the size rules", Conventions(df=plan.df), swap=True))
-    out.append(Alternative("a bootstrap over seeds × problems", Conventions(df=plan.df, method="bootstrap"),
-                           narrow=narrow("bootstrap", fewest)))
-    for name, win, run, _ in near_ties(study):
-        out.append(Alternative(f"{name}'s runner-up ({plan.arms[run].label})", Conventions(df=plan.df),
-                               choose=((name, run),)))
-    return out
-
-
-SWAPPED = {"holm": "the size rule at the Holm level", "per-comparison": "the size rule per comparison"}
-
-
-def verdict_key(r: Reading) -> tuple:
-    return (r.apart, r.direction) if r.why_not is None else ("unread",)
-
-
-@dataclass
-class Robust:
-    """One planned verdict (``kind`` "comparison": ``what`` a :class:`Reading`; "hypothesis": ``(h, Judgement)``)
-    re-read under each alternative (``got``: alternative name -> reading or judgement), the alternatives that
-    change it (``flips``: calibrated ones, which make it fragile) and the narrow ones that change it (``narrow``:
-    shown, never a verdict's fragility)."""
-    kind: str
-    what: object
-    got: dict
-    flips: list
-    narrow: list
-
-    def __iter__(self):  # (kind, what, got, flips), as the rows were tuples before issue 80
-        return iter((self.kind, self.what, self.got, self.flips))
-
-    def __getitem__(self, i):
-        return tuple(self)[i]
-
-
-def robustness(study) -> list:
-    """Every planned verdict and hypothesis re-read under each :class:`Alternative`: ``[Robust, ...]``."""
-    if not study.complete:
-        return []
-    plan = study.plan
-    base = study.readings
-    alts = []
-    for alt in alternatives(study):
-        if alt.swap:
-            fams, who = base, study
-        elif alt.choose:
-            who = study.variant(dict(alt.choose))
-            fams = who.readings
-        else:
-            fams, who = families(study, alt.conv), study
-        alts.append((alt, fams, who))
-    named = {alt.name: alt for alt, _, _ in alts}
-
-    def split(got: dict, changed) -> tuple:
-        names = [n for n, x in got.items() if changed(x)]
-        return [n for n in names if not named[n].narrow], [n for n in names if named[n].narrow]
-
-    rows = []
-    for fam, readings in base.items():
-        for i, r in enumerate(readings):
-            if r.same_as is not None:
-                continue
-            got = {alt.name: fams[fam][i] for alt, fams, _ in alts if not alt.swap and
-                   (not alt.choose or _names_selection(r.spec, alt.choose))}
-            flips, narrow_ = split(got, lambda x: verdict_key(x) != verdict_key(r) and x.why_not is None)
-            rows.append(Robust("comparison", r, got, flips, narrow_))
-    for h in plan.hypotheses:
-        r = study.reading(h.test)
-        j = judge(h, r)
-        got = {}
-        for alt, fams, who in alts:
-            if alt.swap:
-                if h.size is None and h.margin is None:
-                    continue
-                other = "holm" if h.interval == "per-comparison" else "per-comparison"
-                got[SWAPPED[other]] = judge(h, r, other)
-                named.setdefault(SWAPPED[other], alt)
-            elif alt.choose and (r is None or not _names_selection(r.spec, alt.choose)):
-                continue
-            else:
-                twin = next((x for rows_ in fams.values() for x in rows_ if x.spec.label == h.test), None)
-                got[alt.name] = judge(h, twin)
-        flips, narrow_ = split(got, lambda x: x.outcome() != j.outcome() and x.verdict != "cannot be read")
-        rows.append(Robust("hypothesis", (h, j), got, flips, narrow_))
-    return rows
-
-
-def _names_selection(spec: Spec, choose: tuple) -> bool:
-    """Whether a comparison names one of the selections an alternative re-chooses."""
-    return any(name in (spec.a, spec.b, spec.c, spec.d) for name, _ in choose)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from .figures import correlation_file, curve_file, draw
 from .measures import Measure
 from .plan import REPORT_MARK, Plan, PlanError
 from .run import _rel
-from .readings import near_ties
+from .robust import near_ties
 from .words import (bound, claim_words, finding, headline, held_out_line, interval, lead, left_out, past_range,
                     reading_line, robustness_section, took_word, verdict_word, _fmt)
 

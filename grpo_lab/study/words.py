@@ -7,7 +7,7 @@ import math
 
 from .coverage import BAND, NOMINAL
 from .data import Reading, Study, _fmt
-from .readings import judge, silent_sides
+from .readings import judge, silent_sides, took_word  # noqa: F401 (took_word: re-exported)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -303,20 +303,6 @@ def headline(study: Study, brief: bool = False) -> str:
     return ("" if led else hypotheses_words(study, brief)) + text + fragility_words(study, brief)
 
 
-def took_word(r: Reading) -> str | None:
-    """The manipulation check in one of three words, by the measure's better direction: "took" (moved from the
-    start the better way, separated at the plan's level; for a neutral measure, moved either way), "wrong way"
-    (moved the worse way), "did not move" (the interval includes no change); None when not read."""
-    if r.d is None:
-        return None
-    if r.lo <= 0 <= r.hi:
-        return "did not move"
-    better = r.spec.measure.better
-    if better == "neutral":
-        return "took"
-    return "took" if (r.lo > 0) == (better == "higher") else "wrong way"
-
-
 def lead(study: Study) -> str:
     """The study's verdict in one plain sentence a newcomer can read first, above the precise verdict line
     (issue 80): each hypothesis as yes, no or not shown, with the difference and its direction in the measure's
@@ -510,32 +496,54 @@ def _change(study: Study, kind: str, mine, alt, h=None) -> str:
 
 
 def _unread(study: Study) -> dict:
-    """``{alternative: why}`` for each alternative that could not re-read some verdict (no per-problem scores for a
-    bootstrap, say): a "firm" verdict never claims a check that did not run (issue 83)."""
+    """``{alternative: [label, ...]}`` for each alternative that could not re-read some verdict (no per-problem
+    scores for a bootstrap, say): a "firm" verdict never claims a check that did not run (issue 83). A hypothesis
+    whose comparison is listed is not listed again."""
+    return {a: [label for label, _ in rows] for a, rows in _unread_why(study).items()}
+
+
+def _unread_why(study: Study) -> dict:
+    """``{alternative: [(label, why), ...]}``: what :func:`_unread` lists, each with its reason."""
     out: dict = {}
     for row in study.robust:
         for name, x in row.got.items():
-            why = getattr(x, "why_not", None) if row.kind == "comparison" else (
-                "it cannot be read" if x.verdict == "cannot be read" else None)
+            if row.kind == "comparison":
+                why = getattr(x, "why_not", None)
+            elif x.verdict == "cannot be read" and row.what[0].test not in {lab for lab, _ in out.get(name, [])}:
+                why = "its comparison cannot be read"
+            else:
+                why = None
             if why:
                 label = row.what.spec.label if row.kind == "comparison" else row.what[0].name
-                out.setdefault(name, []).append(f"{label}: {why}")
+                out.setdefault(name, []).append((label, why))
     return out
+
+
+def _said_once(pairs: list) -> str:
+    """``label (why)`` pairs grouped by reason, each reason said once: "H1, H1b: a value has no problems"."""
+    by: dict = {}
+    for label, why in pairs:
+        by.setdefault(why, []).append(label)
+    return "; ".join(f"{', '.join(labels)}: {why}" for why, labels in by.items())
 
 
 def fragility_words(study: Study, brief: bool = False) -> str:
     """" **Fragile**: ..." naming each verdict a calibrated alternative changes, how and under which, or
     " **Firm**: ..." when none does, naming the alternatives that were read (once every run has finished). An
-    alternative whose intervals are too narrow (:class:`grpo_lab.study.readings.Alternative`'s ``narrow``) never
+    alternative whose intervals are too narrow (:class:`grpo_lab.study.robust.Alternative`'s ``narrow``) never
     makes a verdict fragile by itself; the report's robustness section shows it. ``brief``: fewer words."""
     rows = study.robust
     if not rows:
         return ""
     unread = _unread(study)
     alts = list(dict.fromkeys(n for row in rows for n in row.got))
-    offered = {a: sum(a in row.got for row in rows) for a in alts}
+
+    def readable(row, a) -> bool:
+        x = row.got[a]
+        return x.why_not is None if row.kind == "comparison" else x.verdict != "cannot be read"
+
     read = [a for a in alts if a not in unread]  # read for every verdict it applies to
-    partly = [a for a in alts if a in unread and len(unread[a]) < offered[a]]
+    partly = [a for a in alts if a in unread and any(a in row.got and readable(row, a) for row in rows)]
     flipped = []
     for row in rows:
         if not row.flips:
@@ -555,9 +563,8 @@ def fragility_words(study: Study, brief: bool = False) -> str:
         text = (" **Firm** (no reasonable alternative changes a verdict): every verdict above holds under "
                 + ("; ".join(under) if under else "the plan's conventions, no alternative having been read") + ".")
         if unread and not brief:  # issue 83: never claim a check that did not run
-            text += " Not read: " + "; ".join(f"{a} for {', '.join(w[:2])}" + (f" and {len(w) - 2} more"
-                                                                               if len(w) > 2 else "")
-                                              for a, w in unread.items()) + "."
+            why = _unread_why(study)
+            text += " Not read: " + "; ".join(f"{a} for {_said_once(why[a])}" for a in unread) + "."
         return text
     if brief:
         return " **Fragile** (an alternative reading changes it): " + "; ".join(flipped) + "."
@@ -573,7 +580,8 @@ def robustness_section(study: Study) -> list:
     rows = study.robust
     if not rows:
         return []
-    from .readings import alternatives
+    from .coverage import table as coverage_table
+    from .robust import alternatives, mixed_seeds
 
     narrow = {a.name: a.narrow for a in alternatives(study) if a.narrow}
     alts = list(dict.fromkeys(name for _, _, got, _ in rows for name in got))
@@ -606,15 +614,28 @@ def robustness_section(study: Study) -> list:
             "changes it. **Fragile**: one does, so the data alone do not settle it. The alternatives: the other "
             "degrees of freedom; the other interval for a size rule (per-comparison, or the level Holm's step-down "
             "tests that comparison at); a bootstrap that resamples the evaluation's problems as well as the seeds "
-            "(it covers the problems' noise, which the t-intervals leave out); and, where a selection's winner and "
-            "runner-up are not separated on validation, the runner-up. Every interval method is checked for "
+            "(it covers the problems' noise, which the t-intervals leave out); where a selection's winner and "
+            "runner-up are not separated on validation, the runner-up; where a planned comparison reads a positive, "
+            "skewed measure (a rank, a length), a log scale; and, where a seed did not take or lies far from its arm, "
+            "the study without it. Every interval method is checked for "
             "coverage by simulation (grpo_lab/data/interval_coverage.json): one whose simulated coverage at this "
             f"study's {fewest} seeds falls more than {100 * (NOMINAL - BAND[0]):.0f} points short of its nominal "
             "level is marked narrow and cannot by itself make a verdict fragile."]
     for a, why in narrow.items():
         text.append(f"**Narrow**: {a}: {why}.")
-    for a, whys in _unread(study).items():
-        text.append(f"**Not read** under {a}: " + "; ".join(whys) + ".")
+    mixed = mixed_seeds(study)
+    if mixed:
+        cov = coverage_table()["coverage"].get("t-welch-mixture", {})
+        at = max((int(k) for k in cov if int(k) <= fewest), default=None)
+        text.append("**A seed mixture**: " + "; ".join(f"{study.plan.arms[a].label} seed {s} ({why})"
+                                                      for a, s, why in mixed)
+                    + ". An arm whose runs are not one distribution breaks what a t-interval assumes, so these "
+                    "intervals' nominal level is in doubt"
+                    + (f" (simulated: {cov[str(at)]:.2f} at {at} seeds for a nominal 95% when each seed fails to "
+                       "take with chance 1/6, interval_coverage.json's t-welch-mixture)" if at else "")
+                    + "; the column \"without …\" re-reads every comparison of those arms without them.")
+    for a, pairs in _unread_why(study).items():
+        text.append(f"**Not read** under {a}: {_said_once(pairs)}.")
     head = [f"{a} (narrow)" if a in narrow else a for a in alts]
     return ["## Does the verdict depend on a convention?", "", "\n\n".join(text), "",
             *md_table(["verdict", "as planned", *head, "reading"], table), ""]
