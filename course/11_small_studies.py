@@ -2,7 +2,9 @@
 # # 11 — How a small study misleads, and why the paper might see +45 points
 #
 # Lesson 10 ran study 2, a planned study of Sign against GRPO on SmolLM2-135M-Instruct: at no learning rate was
-# either method ahead, and the bounds it set leave no room for the paper's +0.45. This lesson reads what came
+# either method ahead. Its intervals say nothing about the paper's +0.45, though: where GRPO already scored high, a
+# gap that large could not occur on the task at all (lesson 10), so "excluded" could not have failed. This lesson
+# reads what came
 # before and after it. First the **pilot** that preceded it, whose verdict (GRPO ahead) did not survive the
 # planned study: why a small study misleads. Then study 2's **stage B**, the paper's own baseline (Dr.GRPO), a
 # larger group and dynamic sampling at equal generation. Then the question study 2 left open, whether the

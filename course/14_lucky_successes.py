@@ -338,8 +338,8 @@ for arm, a in arms.items():
 # prompt. So "shortcut" is measured, not assumed.
 #
 # Where the numbers come from: `grpo_lab/data/smollm2_study7.json`, written by `grpo-lab study report` from the
-# tracked runs. The runs take about 14 hours of a two-core machine; until all 24 have finished, the cells below
-# show the finished ones and draw no verdict.
+# tracked runs. The runs took about 14 hours of a two-core machine; while any is missing, the cells below show the
+# finished ones and draw no verdict.
 
 # %% [exercise-md]
 # ### Exercise 14.4 — predict first
@@ -498,11 +498,13 @@ for arm in ARMS7:
 # can outlive the numbers they describe. While runs are missing, the verdict reads "cannot be read".
 
 # %%
-def took_words(m):
-    """The engine's manipulation check for one arm as a sentence (``S7["manipulation"]``, the report's words)."""
+def took_words(m, start=None):
+    """The engine's manipulation check for one arm as a sentence (``S7["manipulation"]``, the report's words); the
+    interval shown as section 3 shows it, cut at what a change from ``start`` can reach (one interval, one form)."""
     if m["word"] is None:
         return f"{m['arm']}: not read ({m['why_not']})"
-    change = f"{m['d']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]"
+    change = (f"{m['d']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]" if start is None
+              else where((m["d"], m["lo"], m["hi"]), start).rsplit(", ", 1)[0])
     return {"took": f"{m['arm']} took: its own task changed by {change}",
             "wrong way": f"{m['arm']} moved its own task the wrong way, {change}: its other readings are those of "
                          "a treatment that went backwards",
@@ -532,7 +534,7 @@ MAN7 = {m["arm"]: m for m in S7["manipulation"]}
 HARM_ROW = next(r for r in S7["planned"] if r["label"] == HARM7["test"])
 print("1. Did the treatment take?")
 for arm in ARMS7:
-    print("   " + took_words(MAN7[arm]))
+    print("   " + took_words(MAN7[arm], S7["arms"][arm]["start"][f"{OWN[arm]} pass@1"][0]))
 print("2. The harm hypothesis, judged by the engine:\n   " + harm_words(HARM7, HARM_ROW))
 print("3. More than finishing? (mean over seeds against the start's finishing ceiling)")
 for arm in ARMS7:
@@ -550,6 +552,8 @@ assert S7["complete"] or HARM7["verdict"] == "cannot be read"
 flip = {"arm": "x", "d": -0.2, "lo": -0.3, "hi": -0.1, "word": "wrong way", "why_not": None}
 assert "wrong way" in took_words(flip) and "did not take" in took_words({**flip, "lo": -0.3, "hi": 0.1,
                                                                           "word": "did not move"})
+assert "[-0.020, +0.100] (cut at what a change can reach)" in took_words(  # the same interval as section 3 prints
+    {**flip, "d": 0.05, "lo": -0.045, "hi": 0.1, "word": "did not move"}, start=0.02)
 row = {"d": -0.2, "lo": -0.3, "hi": -0.1, "why_not": None}
 h = {"verdict": "supported", "idle": False, "margin": 0.05, "rule_interval": [-0.3, -0.1]}
 assert harm_words(h, row).startswith("harmful")
@@ -566,14 +570,20 @@ assert "a loss larger than 0.090" in harm_words({**h, "verdict": "not supported"
 # - Training on sums the model almost never solved did not lower its pass@1 on the single-digit sums. Both hard arms
 #   that took raised it, and by more than stopping the cuts alone could give. The harm hypothesis is contradicted for
 #   this model, this pair of tasks and this dose. That is not a proof that lucky successes are harmless everywhere.
+# - **The dose left the claim's regime.** It was chosen so that the hard task moves, and a task that moves is one
+#   whose successes are shared: in the median grpo-hard run under a third of the training successes were the only
+#   one of their group. The claim is about those sole successes. The one grpo-hard run where most successes were
+#   sole moved the claim's way on the single-digit sums (printed below). One run is a case, not a test: the verdict
+#   reads harm at this dose, and the regime the claim names is still open (study 8 plans it).
 # - GRPO and Dr.GRPO were not told apart on the primary measure. So the extra weight that std normalisation gives a
 #   lucky success made no difference this study could see. The report's comparison gives the bound.
 # - The filter arm cannot say whether the lucky groups drove the gain. It did not take: almost all of its
 #   completions trained with a zero advantage. grpo-hard − near-hard therefore compares a treatment with almost no
 #   training, and the report calls that comparison fragile.
-# - The lucky successes did not look like shortcuts. In both hard arms a sole success was, on average, longer than a
-#   shared one. It rarely answered with a number copied from the prompt. These shares are descriptive; no planned
-#   comparison reads them.
+# - The lucky successes were not the copying kind of shortcut: a sole success rarely answered with a number copied
+#   from the prompt, and it was longer on average than a shared one. But it gave no working more often than a shared
+#   one in both hard arms, against the plan's own expectation (printed below). These shares are descriptive; no
+#   planned comparison reads them.
 # - The scope: a 135M-parameter model, completions cut at 48 tokens, LoRA of rank 16, 64 steps, one pair of tasks.
 #   A larger dose, or a task where a fluke really is a shortcut, might behave differently.
 
@@ -584,8 +594,21 @@ if S7["complete"]:  # the sentences above, checked against the data page (no ver
     for arm in ("grpo-hard", "drgrpo-hard"):
         assert MAN7[arm]["word"] == "took" and beyond_finishing(arm, "easy")[-1][1] > 0, arm
         shortcut = {s: np.mean([v for v in data_values(S7, arm, s) if v is not None])  # None: no success of the kind
-                    for s in ("sole-length", "shared-length", "sole-repeats-prompt")}
+                    for s in ("sole-length", "shared-length", "sole-repeats-prompt", "sole-no-working",
+                              "shared-no-working")}
         assert shortcut["sole-length"] > shortcut["shared-length"] and shortcut["sole-repeats-prompt"] < 0.05, arm
+        assert shortcut["sole-no-working"] > shortcut["shared-no-working"], arm  # "more often", against the plan
+        print(f"{arm}: no working in {shortcut['sole-no-working']:.3f} of sole successes against "
+              f"{shortcut['shared-no-working']:.3f} of shared ones (mean over seeds)")
+    SOLE7 = dict(zip(S7["arms"]["grpo-hard"]["steps"], data_values(S7, "grpo-hard", "sole-share")))
+    assert np.median(list(SOLE7.values())) < 1 / 3, "the median run's sole share: rewrite 'under a third'"
+    stayed = [s for s, v in SOLE7.items() if v >= 0.5]  # the regime's cut, as docs/results/claims.toml declares it
+    assert len(stayed) == 1, f"{len(stayed)} grpo-hard runs stayed in the regime: rewrite 'the one ... run'"
+    easy_start = S7["arms"]["grpo-hard"]["start"]["easy pass@1"][0]
+    easy_end = S7["arms"]["grpo-hard"]["seeds"][stayed[0]]["easy pass@1"]
+    assert easy_end < easy_start, "the run in the regime did not move the claim's way: rewrite the bullet"
+    print(f"grpo-hard seed {stayed[0]}: sole share {SOLE7[stayed[0]]:.2f}; single-digit pass@1 {easy_start:.3f} -> "
+          f"{easy_end:.3f} (the median run's sole share: {np.median(list(SOLE7.values())):.2f})")
     pair = next(r for r in S7["planned"] if r["label"] == "grpo-hard − drgrpo-hard")
     assert pair["separated"] is False
     print(f"grpo-hard − drgrpo-hard: {pair['d']:+.3f} [{pair['lo']:+.3f}, {pair['hi']:+.3f}], not separated")

@@ -15,9 +15,12 @@ Definitions used throughout (say which one you quote):
 - **sparsity** of a matrix: the fraction of entries whose magnitude is below 1e-3 of the
   largest entry.
 
-arXiv 2606.29238 reports an effective rank of about 2 for GRPO gradients on GSM8K, which it
-attributes to advantages summing to zero within a group; notebook 08 measures these
-quantities on the tiny LM and compares.
+The summary of arXiv 2606.29238 (shared/papers, seed 004) says that GRPO's gradient matrices converge to rank 2
+whatever the group size, on GSM8K, and that GRPO's baseline gives every token of a sequence one scalar advantage; it
+names neither the matrix nor the measure of rank, and gives no cause for the 2. What the project chose: the effective
+rank (above) as the measure, read on the batch update (study 6's primary) and on each group's contribution matrix,
+with the count above 1% of the largest beside it; a log scale as the reasonable alternative for a positive, skewed
+rank (issue 102). Notebook 08 measures these quantities on the tiny LM and on SmolLM2 (study 6).
 
 What the arithmetic alone allows, before any training (issue 82, study 6 reads its measurements against these):
 

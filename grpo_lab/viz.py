@@ -558,6 +558,39 @@ def erank_vs_group_size(Gs, panels: dict, reference: float | None = 2.0, title: 
     return fig
 
 
+def ranks_beside_bounds(arms: dict, reference: float | None = 2.0, title: str | None = None) -> Figure:
+    """Each arm's effective rank at the start and the end of training beside the bound the arithmetic sets (notebook
+    08, study 6), one column per arm, a log scale (ranks are positive and skewed).
+
+    ``arms[label] = {"start": [...], "end": [...], "bound": [...]}``, one value per seed (None: no reading); the
+    label's first word names the estimator and so the colour. Each seed is a small point (start hollow, end
+    filled), each arm's bound a short bar; ``reference`` draws the value a paper reports."""
+    fig, ax = _fig(height=3.6, title=title or "The batch update's effective rank at the start and the end of "
+                   "training, beside its bound")
+    seen = set()
+    for i, (label, v) in enumerate(arms.items()):
+        st = style(label)
+        for key, dx, face in (("start", -0.15, "none"), ("end", 0.15, st["color"])):
+            ys = [y for y in v[key] if y is not None]
+            name = f"{key} (one point a seed)"
+            ax.scatter([i + dx] * len(ys), ys, s=18, marker=st["marker"], facecolors=face, edgecolors=st["color"],
+                       label=name if name not in seen else None, zorder=3)
+            seen.add(name)
+        bounds = [b for b in v["bound"] if b]
+        if bounds:
+            ax.hlines(float(np.mean(bounds)), i - 0.3, i + 0.3, color="0.2", lw=2,
+                      label="the arithmetic's bound (mean over seeds)" if "bound" not in seen else None)
+            seen.add("bound")
+    if reference is not None:
+        ax.axhline(reference, color="0.3", ls=":", lw=1, label=f"paper's claim: ≈ {reference:g}")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(arms)), list(arms), rotation=30, ha="right", fontsize=8)
+    ax.set_xlabel("arm (estimator, group size)")
+    ax.set_ylabel("effective rank (log scale)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
 def runs_scatter(points: dict, xlabel: str, ylabel: str, title: str | None = None, note: str | None = None) -> Figure:
     """One dot per run, ``points[method] = [(x, y), ...]``, one colour per method (the study engine's correlations
     across runs, issue 59). ``note``: a line in the legend's title (e.g. Pearson's r and its interval). The legend

@@ -17,7 +17,7 @@ from .figures import correlation_file, curve_file, draw
 from .measures import Measure
 from .plan import REPORT_MARK, Plan, PlanError
 from .run import _rel
-from .robust import near_ties
+from .robust import mixed_seeds, near_ties
 from .words import (bound, claim_words, finding, headline, held_out_line, interval, lead, left_out, past_range,
                     reading_line, robustness_section, took_word, verdict_word, _fmt)
 
@@ -584,7 +584,8 @@ def study_data(study: Study) -> dict:
             "varied": varied, "arms": arms,
             "selections": selections, "planned": planned, "exploratory": exploratory, "manipulation": manipulation,
             "hypotheses": hypotheses, "curves": curves,
-            "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study)}
+            "correlations": correlations, "robustness": robustness, "lead": lead(study), "headline": headline(study),
+            "mixed": [{"arm": a, "seed": s, "why": why} for a, s, why in (mixed_seeds(study) if study.complete else [])]}
 
 
 def _step_value(m, run) -> tuple:
