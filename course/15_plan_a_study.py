@@ -302,7 +302,8 @@ print(f"seed-to-seed spread of pass@1 (pooled over the two arms): {spread:.3f}; 
       f"{target:+.2f} at Holm's strictest level (α/{m}) with 80% power: "
       + (f"about {need} seeds per arm" if need else "more seeds than any budget (or no spread to read)"))
 print(f"measured pace: {pace:.1f} s a run here; {arms} arms × {need or '?'} seeds = "
-      + (f"{arms * need} runs, about {arms * need * pace / 60:.0f} minutes on this machine" if need else "—"))
+      + ((f"{arms * need} runs, about {arms * need * pace / 60:.0f} minutes on this machine"
+          if arms * need * pace >= 60 else f"{arms * need} runs, under a minute on this machine") if need else "—"))
 assert pace > 0 and study.done == study.total
 assert need is None or need >= 2
 

@@ -155,6 +155,7 @@ def fmt_ci(values, digits: int = 3, clip=(0.0, 1.0), confidence: float = 0.95) -
     m, lo, hi = mean_ci(vals, confidence)
     if clip is not None:
         lo, hi = max(lo, clip[0]), min(hi, clip[1])
+    m, lo, hi = (0.0 if round(x, digits) == 0 else x for x in (m, lo, hi))  # never "-0.000"
     return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 

@@ -17,7 +17,7 @@ LAYERS = [
     {"simulator", "trl", "viz", "verl"},
     {"runner", "diagnose", "widgets", "report"},
     {"compare", "profile"},
-    {"study.measures", "study.plan", "study.run", "study.on_ray", "study.readings", "study.robust", "study.coverage", "study.calibrate", "study.data", "study.words", "study.figures", "study.render",
+    {"study.measures", "study.plan", "study.run", "study.on_ray", "study.readings", "study.robust", "study.screen", "study.coverage", "study.calibrate", "study.data", "study.words", "study.figures", "study.render",
      "study"},  # the study room: one idea a file (docs/architecture.md)
     {"cli", "checks"},
     {""},  # the package itself

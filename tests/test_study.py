@@ -1005,8 +1005,8 @@ def test_the_budget_is_read_as_run_time_summed_over_runs(tmp_path, budget, over)
     line = "The finished runs took 0.1 hours of run time (each run's training and evaluation, summed over runs), " \
            f"over the plan's budget of {budget:g}."
     assert (line in report) is over
-    assert f"Run time of the finished runs, summed over runs: 0.1 hours of training and evaluation (the plan's " \
-           f"budget: {budget:g}, read as the same sum)" in report
+    assert f"Run time of the finished runs, summed over runs: 9 minutes of training and evaluation (the plan's " \
+           f"budget: {budget:g} hours, read as the same sum)" in report
     assert f"run time so far, summed over runs: 0.1 h of the plan's {budget:g}" in "\n".join(status_lines(s))
 
 

@@ -18,6 +18,8 @@ def test_the_guides_tiny_plan_runs_as_written(tmp_path, monkeypatch):
     assert main(["study", "run", "plan.toml"]) == 0
     report = (tmp_path / "REPORT.md").read_text()
     assert "## What it found" in report and "**Method (declared in the plan).**" in report
+    lead = report.split("## What it found")[1].split("\n\n")[1]  # issue 107: the first sentence cannot mislead
+    assert lead.startswith("In short: neither arm measurably moved from its start") or "fragile" in lead, lead
     assert "In progress" not in report and "## Does the verdict depend on a convention?" in report
     assert (tmp_path / "arms.png").is_file() and (tmp_path / "comparisons.png").is_file()
     assert main(["study", "report", "plan.toml", "--check"]) == 0

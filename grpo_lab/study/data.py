@@ -217,6 +217,8 @@ def _with_log(r: dict, path: Path, home: Path) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 
 def _fmt(x: float, signed: bool = True) -> str:
+    """Three decimals, never "-0.000" (issue 107: a number printed as a bug): what rounds to zero prints as zero."""
+    x = 0.0 if round(x, 3) == 0 else x
     return f"{x:+.3f}" if signed else f"{x:.3f}"
 
 

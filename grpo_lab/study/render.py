@@ -17,6 +17,7 @@ from .figures import correlation_file, curve_file, draw
 from .measures import Measure
 from .plan import REPORT_MARK, Plan, PlanError
 from .run import _rel
+from . import screen
 from .robust import mixed_seeds, near_ties
 from .words import (bound, claim_words, finding, headline, held_out_line, interval, lead, left_out, past_range,
                     reading_line, robustness_section, took_word, verdict_word, _fmt)
@@ -25,7 +26,7 @@ from .words import (bound, claim_words, finding, headline, held_out_line, interv
 # ---------------------------------------------------------------------------------------------------------------
 
 def _per_seed(values: dict) -> str:
-    return ", ".join(f"{v:.3f}" for v in values.values()) or "—"
+    return ", ".join(_fmt(v, signed=False) for v in values.values()) or "—"
 
 
 def confidence(study: Study) -> tuple[float, str]:
@@ -92,7 +93,11 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     if not study.complete:
         md += [f"**Interim: {study.done} of {study.total} runs finished.** The plan's comparisons are read once "
                "every run has finished; until then the numbers below are shown and no verdict is drawn.", ""]
-    md += ["## What it found", ""] + ([lead(study), ""] if lead(study) else []) + [finding(study), ""]
+    first = [lead(study), ""] if lead(study) else []
+    if study.complete and study.planned:  # the first screen (issue 107): the sentence, the figure, one row each
+        first += ["![the planned comparisons (black) and the exploratory ones (grey), each with its interval]"
+                  "(comparisons.png)", "", *screen.table(study), ""]
+    md += ["## What it found", "", *first, "## The verdicts in full", "", finding(study), ""]
     if extra_headline:
         md += ["**The authors' reading, not a verdict** (the study's extras module; the verdicts are the engine's, "
                "above): " + extra_headline, ""]
@@ -162,8 +167,10 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
         md += [f"### {meas.text}" + (" (primary)" if meas is p.primary else " (secondary, descriptive)"), ""]
         md += arm_table(study, meas) + [""]
     figs = [f for f in ("arms.png", "comparisons.png") if (p.home / f).is_file() or study.done]
-    md += [f"![each arm's {p.primary.text} per seed, with its mean and {confidence(study)[1]} interval](arms.png)", "",
-           "![the planned and exploratory comparisons with their intervals](comparisons.png)", ""] if figs else []
+    md += [f"![each arm's {p.primary.text} per seed, with its mean and {confidence(study)[1]} interval](arms.png)", ""
+           ] if figs else []
+    if figs and not (study.complete and study.planned):  # shown on the first screen once the study is complete
+        md += ["![the planned and exploratory comparisons with their intervals](comparisons.png)", ""]
     if study.exploratory:
         md += ["## Exploratory readings (not planned: intervals, no correction, no verdict)", ""]
         for r in study.exploratory:
@@ -190,9 +197,15 @@ def render_report(study: Study, extra_sections: list | None = None, extra_headli
     if missing:
         dev.append("- (detected) Not finished: " + "; ".join(missing) + ".")
     md += dev or ["None found."]
-    md += ["", f"Run time of the finished runs, summed over runs: {study.machine_hours():.1f} hours of training and "
-           "evaluation" + (f" (the plan's budget: {p.budget_hours:g}, read as the same sum)" if p.budget_hours else "")
-           + ". Runs trained side by side on one machine take less wall-clock time than this."]
+    hours = study.machine_hours()
+    if hours > 0:
+        took = f"{hours:.1f} hours" if hours >= 1 else (f"{60 * hours:.0f} minutes" if hours >= 1 / 60
+                                                         else "under a minute")
+        md += ["", f"Run time of the finished runs, summed over runs: {took} of training and evaluation"
+               + (f" (the plan's budget: {p.budget_hours:g} hours, read as the same sum)" if p.budget_hours else "")
+               + ". Runs trained side by side on one machine take less wall-clock time than this."]
+    else:  # issue 107: no "0.0 hours" for runs that record no time (simulated ones)
+        md += ["", "The finished runs record no run time (runs written without training record none)."]
     if p.corrections:
         md += ["", "## Corrections", "", "What this report says differently from its earlier editions (the report "
                "written by hand, or an earlier edition of the engine), and why:", ""] + [f"- {c}" for c in p.corrections]

@@ -335,8 +335,30 @@ def lead(study: Study) -> str:
     nulls = [r for r in rest if r.apart is False]
     if nulls:
         parts.append(("not told apart: " if parts else "no planned comparison told its arms apart: ")
-                     + ", ".join(f"{r.spec.label} ({r.d:+.3f})" for r in nulls))
-    return "In short: " + "; ".join(parts) + "."
+                     + ", ".join(f"{r.spec.label} ({_fmt(r.d)})" for r in nulls))
+    return "In short: " + "".join(f"{c}; " for c in caveats(study)) + "; ".join(parts) + "."
+
+
+def caveats(study: Study) -> list:
+    """What the lead must say before any difference (issue 107: a lead that cannot mislead): that no trained arm
+    moved from its start, or which did not (the manipulation check), and which verdicts an alternative reading
+    changes (fragile)."""
+    out = []
+    checks = [(name, took_word(m)) for name, _, m in study.manipulation() if m.d is not None]
+    still = [study.plan.arms[n].label for n, w in checks if w == "did not move"]
+    if checks and len(still) == len(checks):
+        who = "neither arm" if len(checks) == 2 else ("the arm" if len(checks) == 1 else "no arm")
+        out.append(f"{who} measurably moved from its start (the manipulation check), so no comparison here can "
+                   "show a treatment's effect")
+    elif still:
+        out.append(f"{', '.join(still)} did not measurably move from {'its' if len(still) == 1 else 'their'} start "
+                   "(the manipulation check)")
+    hyps = {row.what[0].test: row.what[0].name for row in study.robust if row.kind == "hypothesis" and row.flips}
+    flipped = [row.what[0].name if row.kind == "hypothesis" else row.what.spec.label for row in study.robust
+               if row.flips and not (row.kind == "comparison" and row.what.spec.label in hyps)]
+    if flipped:  # a hypothesis and its comparison are named once, by the hypothesis
+        out.append(f"fragile: an alternative reading changes {', '.join(dict.fromkeys(flipped))}")
+    return out
 
 
 def _short(study: Study, name: str) -> str:

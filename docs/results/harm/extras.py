@@ -90,6 +90,7 @@ def signed(values, digits: int = 3) -> str:
     from grpo_lab.stats import mean_ci
 
     m, lo, hi = mean_ci(values)
+    m, lo, hi = (0.0 if round(x, digits) == 0 else x for x in (m, lo, hi))  # never "-0.000" (issue 107)
     return f"{m:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
