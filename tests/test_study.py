@@ -360,9 +360,10 @@ def test_a_change_from_the_start_excludes_only_what_the_start_lets_it_reach(tmp_
 
 @pytest.mark.parametrize("lo, hi, said", [
     # study 6's H1b at two seeds: a rank 161 below 2 would be below 0, so that side bounds nothing
-    (-161.056, 211.480, "grpo above 2 by more than 211.480 is excluded; on the other side nothing is (the interval "
-                        "reaches below -2.000, the least a difference from 2 can be: update-erank-end is at least 0)"),
-    (-1.5, 6.0, "grpo above 2 by more than 6.000 and grpo below 2 by more than 1.500 are excluded"),  # within reach
+    (-161.056, 211.480, "update-erank-end of grpo above 2 by more than 211.480 is excluded; on the other side "
+                        "nothing is (the interval reaches below -2.000, the least a difference from 2 can be: update-erank-end is at least 0)"),
+    (-1.5, 6.0, "update-erank-end of grpo above 2 by more than 6.000 and update-erank-end of grpo below 2 by more "
+                "than 1.500 are excluded"),  # within reach: the quantity named, not the arm (issue 107)
     (-3.0, -2.5, "its interval lies below 0; below it nothing is excluded (the interval reaches below -2.000"),
 ])
 def test_a_measure_with_a_floor_against_a_level_excludes_only_what_it_can_reach(tmp_path, lo, hi, said):

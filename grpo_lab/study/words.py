@@ -128,8 +128,9 @@ def _sides(study: Study, r: Reading) -> tuple[str, str]:
     a, b = _names(study, r)
     hi, lo = f"{r.hi:.3f}", f"{-r.lo:.3f}"
     better = r.spec.measure.better
-    if r.spec.level is not None:
-        return f"{a} above {b} by more than {hi}", f"{a} below {b} by more than {lo}"
+    if r.spec.level is not None:  # issue 107: name the quantity, not the arm ("update-erank-change of grpo, G = 16")
+        q = f"{r.spec.measure.text} of {a}"
+        return f"{q} above {b} by more than {hi}", f"{q} below {b} by more than {lo}"
     if r.spec.b == "start":
         if better == "higher":
             return f"a gain larger than {hi}", f"a loss larger than {lo}"
