@@ -24,6 +24,7 @@ process out of a directory in use.
 
 from __future__ import annotations
 
+import math
 import platform
 import sys
 import time
@@ -156,6 +157,10 @@ def read_config(out: Path) -> dict:
     return conf
 
 
+MAX_RUN_SECONDS = 366 * 24 * 3600.0  # a run's training or evaluation time beyond a year is damage, not a time
+FLOAT32_MAX = 3.4028234663852886e38  # what a float32 (or bf16) training step can log at most, in magnitude
+
+
 def _is_number(x, low=None, high=None) -> bool:
     """Whether a value read from JSON is a finite number in ``[low, high]`` (:func:`grpo_lab._checks.as_number`'s
     rule, as a predicate)."""
@@ -248,10 +253,16 @@ def result_problems(res, simulated: bool = False, problems: int | None = None) -
         return "no history of logged steps"
     if not simulated and not _is_number(res.get("train_seconds"), 0):
         return "no training time"
+    for key in ("train_seconds", "eval_seconds"):  # issue 105: finite but impossible is damaged too
+        if _is_number(res.get(key), 0) and res[key] > MAX_RUN_SECONDS:
+            return f"{key} is {res[key]!r}, more than a year: not a run's time"
     for i, h in enumerate(hist):  # issue 58: a reward or share the report would average must be one
         for key in ("reward", "starvation/acr", "starvation/frac_nonzero_adv"):
             if key in h and not _is_number(h[key], 0, 1):
                 return f"history step {i} has {key} {h[key]!r}, not a fraction between 0 and 1"
+        for key, v in h.items():  # issue 105: no float32 training step logs a number beyond float32's range
+            if isinstance(v, float) and math.isfinite(v) and abs(v) > FLOAT32_MAX:
+                return f"history step {i} has {key} {v!r}, beyond any float32 value (damaged?)"
     steps = [h.get("step") for h in hist]
     if all(isinstance(x, int) and not isinstance(x, bool) for x in steps) and \
             any(b <= a for a, b in zip(steps, steps[1:])):  # a step logged twice would be averaged twice

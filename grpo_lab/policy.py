@@ -327,9 +327,14 @@ BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})  # native bfloat16 a
 
 
 def _flags_of(text: str | None) -> set[str] | None:
+    """The flags of a ``/proc/cpuinfo`` text; None where it has no flags (or Features) line: unknown, never "none"
+    (issue 105: a text with an ``isa`` line only was read as a CPU without AVX2 or bf16)."""
     if text is None:
         return None
-    return {w for line in text.splitlines() if line.lower().startswith(("flags", "features")) for w in line.split()}
+    lines = [line for line in text.splitlines() if line.lower().startswith(("flags", "features")) and ":" in line]
+    if not lines:
+        return None
+    return {w for line in lines for w in line.split(":", 1)[1].split()}
 
 
 def cpu_flags() -> set[str] | None:
@@ -358,6 +363,8 @@ def cpu_description() -> str | None:
     flags = _flags_of(text)
     names = [line.split(":", 1)[1].strip() for line in text.splitlines()
              if line.lower().startswith("model name") and ":" in line]
+    if flags is None:
+        return f"{names[0] if names else 'an unnamed CPU'} (flags unknown: its vector unit and bf16 units not read)"
     unit = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "NEON" if "asimd" in flags else \
         "no AVX2"
     return f"{names[0] if names else 'an unnamed CPU'} ({unit}, {'' if flags & BF16_FLAGS else 'no '}bf16 units)"
@@ -406,7 +413,7 @@ def resolve_dtype(requested: str | None, policy: str, lora_r: int | None, train:
     no_bf16 = (f"{CPU_BF16_SWITCH}=0 leaves this CPU's native bfloat16 unused" if switched_off else
                f"{device} has no native bfloat16 arithmetic" + ("" if cuda else
                " (no avx512_bf16, amx_bf16 or bf16 flag in /proc/cpuinfo)" if bf16 is False else
-               " that grpo-lab can detect (no /proc/cpuinfo)"))
+               " that grpo-lab can detect (no CPU flags in /proc/cpuinfo)"))
     full_ft = train and lora_r is None and policy != "tiny-lm"
     if requested == "bfloat16":
         if not bf16:

@@ -156,8 +156,16 @@ def _logged(result: dict, key: str, lo: float | None = None, hi: float | None = 
     quantity can take: a share in [0, 1], a norm >= 0); a damaged one is a ValueError naming the entry, the step
     and the file (issue 83: a clipped share of 5.0, a NaN or a norm of -1 was averaged in without a word)."""
     rows, where = [h for h in result["history"] if key in h], f"{result.get('result_source', 'its result file')}'s history"
+    source = result["history"]
     if not rows:
-        rows, where = [h for h in result.get("log", []) if key in h], result.get("log_source", "its metrics file")
+        source, where = result.get("log", []), result.get("log_source", "its metrics file")
+        rows = [h for h in source if key in h]
+    # issue 105: a training step that logged its loss but not this key would shrink the average without a word
+    gaps = [h.get("step", i + 1) for i, h in enumerate(source) if rows and "loss" in h and key not in h]
+    if gaps:
+        raise ValueError(f"{key} is missing at step{'s' if len(gaps) > 1 else ''} "
+                         f"{', '.join(str(s) for s in gaps[:5])}{' …' if len(gaps) > 5 else ''} in {where}, which "
+                         f"logged it at {len(rows)} other step{'s' if len(rows) != 1 else ''} (damaged?)")
     if not rows:
         why = result.get("log_problem")
         raise KeyError(f"{key} (its training log has no such entry: logged by grpo_lab.trl.StarvationCallback"
