@@ -93,9 +93,13 @@ class DecodeLoop:
                  top_p: float = 1.0, generator=None) -> tuple[list, list, list]:
         """``(completion token ids, their log-probs, truncated)`` for each prompt (a list of token ids): one
         completion per prompt, stopped at an end-of-sequence token (kept, as vLLM keeps it) or at
-        ``max_new_tokens`` (``truncated``). ``temperature=0``: greedy."""
+        ``max_new_tokens`` (``truncated``). ``temperature=0``: greedy. Arguments no sampler could mean are refused by
+        name before any token (issue 105): a negative, NaN or vanishing temperature (below
+        :data:`MIN_TEMPERATURE` the scaled logits overflow float32 and every draw is NaN), ``max_new_tokens`` below
+        1, ``top_k`` below 0, ``top_p`` outside (0, 1]."""
         import torch
 
+        check_sampling(max_new_tokens, temperature, top_k, top_p)
         model = self.model
         was_training = model.training
         model.eval()
@@ -203,6 +207,22 @@ class DecodeLoop:
             out_lp.append(lp[:end] if end else lp)
             cut.append(end is None)
         return out_ids, out_lp, cut
+
+
+MIN_TEMPERATURE = 1e-3  # below it (but above 0, greedy) logits / temperature overflow float32: every draw NaN
+
+
+def check_sampling(max_new_tokens, temperature, top_k, top_p) -> None:
+    """The decode loop's arguments, checked by name (:meth:`DecodeLoop.__call__`)."""
+    from ._checks import as_int, as_number
+
+    as_int("max_new_tokens", max_new_tokens, minimum=1)
+    t = as_number("temperature", temperature, low=0.0)
+    if 0 < t < MIN_TEMPERATURE:
+        raise ValueError(f"temperature must be 0 (greedy) or at least {MIN_TEMPERATURE:g}, got {temperature!r}: "
+                         "smaller, the scaled logits overflow float32 and every draw is NaN")
+    as_int("top_k", top_k, minimum=0)
+    as_number("top_p", top_p, low=0.0, high=1.0, low_open=True)
 
 
 def _draw(logits, temperature: float, top_k: int, top_p: float, generator):

@@ -107,6 +107,9 @@ class TransformersEngine:
 # still numerical noise. Measured on SmolLM2-135M-Instruct, 58 tokens, freshly synced weights (2026-11-25,
 # docs/benchmarks.md): float32 at most 3.0e-5 (mean 4.7e-6); bfloat16 at most 0.40 (mean 0.054). In float32 the
 # canary sees any drift above 1e-3 nats; in bfloat16 only a gross one (a skipped sync after a large update).
+# What it cannot see (issue 105): a copy one optimizer step old, whose log-probs differ by about 1.3e-4 nats at
+# SmolLM2's rate of 2.1e-4: a lag of one step passes. It catches weights that never synced, or stayed several steps
+# behind (the failure the field has met), not an off-by-one sync.
 CANARY_TOLERANCE = {"float32": 1e-3, "bfloat16": 1.0, "float16": 1.0}
 PROBE = ("What is 3 + 4? Answer with a number.", "3 + 4 = 7. The answer is 7.")
 

@@ -64,3 +64,74 @@ def test_a_cpuinfo_with_flags_still_reads_them(monkeypatch):
     assert policy.cpu_has_bf16() is True and policy.cpu_description() == "X (AVX-512, bf16 units)"
     monkeypatch.setattr(policy, "_cpuinfo", lambda: "model name\t: Y\nflags\t\t: fpu avx2\n")
     assert policy.cpu_has_bf16() is False and policy.cpu_description() == "Y (AVX2, no bf16 units)"
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"temperature": -1.0}, "temperature must be >= 0"), ({"temperature": -0.001}, "temperature must be >= 0"),
+    ({"temperature": float("nan")}, "temperature must be finite"), ({"temperature": 1e-40}, "at least 0.001"),
+    ({"temperature": 1e-45}, "at least 0.001"), ({"max_new_tokens": 0}, "max_new_tokens must be >= 1"),
+    ({"max_new_tokens": -1}, "max_new_tokens must be >= 1"), ({"top_p": 0.0}, "top_p must be > 0"),
+    ({"top_k": -2}, "top_k must be >= 0")])
+def test_the_decode_loop_refuses_arguments_no_sampler_could_mean(kw, msg):
+    from grpo_lab.decoding import check_sampling
+
+    args = {"max_new_tokens": 8, "temperature": 1.0, "top_k": 0, "top_p": 1.0, **kw}
+    with pytest.raises(ValueError, match=msg):
+        check_sampling(**args)
+    check_sampling(8, 0.0, 0, 1.0)  # greedy
+    check_sampling(8, 0.7, 50, 0.9)
+
+
+# --- 6. exercise checks: every correct answer passes, every wrong one fails with expected beside actual, and no
+# check raises from its own code --------------------------------------------------------------------------------
+
+def _hist(r, G):
+    out = [0] * (G + 1)
+    for i in range(0, len(r), G):
+        out[int(sum(r[i:i + G]))] += 1
+    return out
+
+
+def test_the_success_histogram_check_neither_truncates_nor_crashes():
+    from grpo_lab import checks
+
+    checks.check_success_hist(lambda r, G: [float(x) for x in _hist(r.tolist(), G)])  # floats of whole numbers
+    checks.check_success_hist(lambda r, G: [x - 1e-7 if x else x for x in _hist(r.tolist(), G)])  # 0.9999999 is 1
+    with pytest.raises(AssertionError, match="should be .* your function gave"):
+        checks.check_success_hist(lambda r, G: [x + 0.4 for x in _hist(r.tolist(), G)])  # every count + 0.4
+    with pytest.raises(AssertionError, match="got NaN, not a number"):
+        checks.check_success_hist(lambda r, G: [float("nan")] * (G + 1))
+
+
+def test_the_policy_gradient_check_passes_a_correct_float32_answer():
+    import torch
+
+    from grpo_lab import checks
+    from grpo_lab.checks import policy_gradient
+
+    checks.check_policy_gradient(lambda l, a, adv: policy_gradient(l, a, adv).float())
+    with pytest.raises(AssertionError, match="should be"):
+        checks.check_policy_gradient(lambda l, a, adv: policy_gradient(l, a, adv).float() * 1.01)
+    with pytest.raises(AssertionError, match="real numbers"):
+        checks.check_policy_gradient(lambda l, a, adv: torch.zeros(l.shape, dtype=torch.long))
+
+
+def test_the_real_and_iid_check_names_a_single_number_instead_of_a_type_error():
+    from grpo_lab import checks
+
+    with pytest.raises(AssertionError, match=r"return two numbers, \(real, iid\)"):
+        checks.check_real_and_iid(lambda p, G: 0.5)
+
+
+def test_the_study_plan_check_names_exercise_15_2():
+    from grpo_lab import checks
+
+    with pytest.raises(AssertionError, match="exercise 15.2"):
+        checks.check_study_plan(lambda: "")
+
+
+def test_a_group_filter_mask_per_completion_is_named_as_such():
+    from grpo_lab import checks
+
+    with pytest.raises(AssertionError, match="table .* reduce each group's row to one bool"):
+        checks.check_group_filter(lambda r, G: (r.reshape(-1, G) != r.reshape(-1, G)[:, :1]))
