@@ -541,6 +541,7 @@ class LanguageModel:
         if cfg.rank_probe:
             trainer.rank_probe = RankProbe(cfg.steps, cfg.rank_probe)
         settings = {**trainer_settings(trainer.args), "model_dtype": dtype}
+        before = _engine_counters(cfg.generation)  # the engine outlives a run: its record is this run's share
         t0 = time.perf_counter()
         trainer.train(resume_from_checkpoint=bool(resume))
         train_s = time.perf_counter() - t0
@@ -552,7 +553,7 @@ class LanguageModel:
                    threads=torch.get_num_threads(), resumed_from_step=resume, trainer_settings=settings,
                    cpu=None if cuda else cpu_description(),
                    dtype=info.dtype, dtype_why=dtype_why, precision_why=train_precision()[1],
-                   generation=_generation_record(cfg.generation))
+                   generation=_generation_record(cfg.generation, before))
         if cfg.rank_probe:
             out["rank_probe"] = trainer.rank_probe.record()
         if request.evaluate_after:
@@ -620,15 +621,26 @@ class Tabular:
                               pass_at_k={int(k): float(np.mean(1 - (1 - pf) ** k)) for k in KS}))
 
 
-def _generation_record(name: str) -> dict:
+def _engine_counters(name: str) -> tuple[int, float]:
+    """``(syncs, sync_seconds)`` of engine ``name`` so far in this process ((0, 0.0) for one that hands none over)."""
+    from .generation import get_engine
+
+    engine = get_engine(name)
+    return (engine.syncs, engine.sync_seconds) if engine.replaces_rollouts else (0, 0.0)
+
+
+def _generation_record(name: str, before: tuple = (0, 0.0)) -> dict:
     """What sampled a run's completions (:mod:`grpo_lab.generation`), with the weight hand-overs it made and the
-    canary's last difference when the engine hands weights over."""
+    canary's last difference when the engine hands weights over. ``before``: the engine's counters when the run
+    started (:func:`_engine_counters`): the engine is shared by every run of a process, so the record is the
+    difference (issue 105: four runs of one ``study run`` recorded 2, 4, 6, 8 syncs)."""
     from .generation import get_engine
 
     engine = get_engine(name)
     out = engine.describe()
     if engine.replaces_rollouts:
-        out.update(syncs=engine.syncs, sync_seconds=engine.sync_seconds, last_canary=engine.last_canary)
+        out.update(syncs=engine.syncs - before[0], sync_seconds=engine.sync_seconds - before[1],
+                   last_canary=engine.last_canary)
     return out
 
 

@@ -366,6 +366,9 @@ def profile_row(claim: dict, read: dict, results: Path, page: Path) -> Row:
     if not path.is_file():
         raise ClaimsError(f"claim {claim['name']!r}: no {path}")
     prof = json.loads(path.read_text())
+    missing = [k for k in ("n_problems", "n_samples", "mean_success", "degenerate") if k not in prof]
+    if missing:  # issue 105: a missing key is named, never a bare KeyError
+        raise ClaimsError(f"{path} has no {', '.join(missing)}: not a profile grpo-lab profile wrote")
     g = str(read["group_size"])
     x = prof.get("degenerate", {}).get(g)
     if x is None:

@@ -135,3 +135,20 @@ def test_a_group_filter_mask_per_completion_is_named_as_such():
 
     with pytest.raises(AssertionError, match="table .* reduce each group's row to one bool"):
         checks.check_group_filter(lambda r, G: (r.reshape(-1, G) != r.reshape(-1, G)[:, :1]))
+
+
+def test_a_runs_engine_record_is_its_own_share_of_the_process_counters(monkeypatch):
+    """Issue 105, cause 3: the engine object is shared by every run of a process; a run records the hand-overs it
+    made, not the process's total."""
+    from types import SimpleNamespace
+
+    from grpo_lab import generation, runner
+
+    engine = SimpleNamespace(replaces_rollouts=True, syncs=6, sync_seconds=0.3, last_canary=1e-6,
+                             describe=lambda: {"engine": "loop"})
+    monkeypatch.setattr(generation, "get_engine", lambda name: engine)
+    before = runner._engine_counters("loop")
+    engine.syncs, engine.sync_seconds = 8, 0.4  # this run: two hand-overs, 0.1 s
+    rec = runner._generation_record("loop", before)
+    assert rec["syncs"] == 2 and rec["sync_seconds"] == pytest.approx(0.1)
+    assert runner._generation_record("loop")["syncs"] == 8  # without a start: the process's count, as before

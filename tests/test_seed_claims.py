@@ -229,6 +229,10 @@ def test_a_profile_with_an_impossible_value_is_refused(tmp_path):
                                                     "degenerate": {"4": x}}))
         with pytest.raises(ClaimsError, match="degenerate|interval"):
             _rows(tmp_path, 'unit = "share"', f'{{ profile = "{name}", group_size = 4 }}')
+    (tmp_path / "short").mkdir()
+    (tmp_path / "short" / "profile.json").write_text(json.dumps({"degenerate": {}}))
+    with pytest.raises(ClaimsError, match="has no n_problems, n_samples, mean_success"):
+        _rows(tmp_path, 'unit = "share"', '{ profile = "short", group_size = 4 }')
 
 
 def test_an_untracked_draft_plan_is_not_a_committed_study(tmp_path):
