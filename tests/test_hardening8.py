@@ -152,3 +152,54 @@ def test_a_runs_engine_record_is_its_own_share_of_the_process_counters(monkeypat
     rec = runner._generation_record("loop", before)
     assert rec["syncs"] == 2 and rec["sync_seconds"] == pytest.approx(0.1)
     assert runner._generation_record("loop")["syncs"] == 8  # without a start: the process's count, as before
+
+
+def test_a_run_that_sampled_with_another_engine_than_its_settings_say_is_named(tmp_path):
+    """Issue 105, cause 8: a run whose generation record says vllm while its config says transformers was pooled
+    with its arm without a word; it is now a detected deviation naming the file."""
+    import json
+
+    from grpo_lab.study import Study
+
+    from test_study import make_study
+
+    plan = make_study(tmp_path, means={"grpo": 0.4, "sign": 0.6})
+    res = sorted((tmp_path / "runs" / "base" / "results").glob("grpo-seed*.json"))[0]
+    r = json.loads(res.read_text())
+    assert not any("records sampling with" in x for x in Study.load(plan).detected_deviations())
+    r["generation"] = {"engine": "vllm", "version": "0.x"}
+    res.write_text(json.dumps(r))
+    said = [x for x in Study.load(plan).detected_deviations() if "records sampling with vllm" in x]
+    assert len(said) == 1 and "grpo seed 0" in said[0] and "generation = 'transformers'" in said[0]
+
+
+def test_a_damaged_start_is_said_to_be_damaged_not_missing(tmp_path):
+    from grpo_lab.study import Study, headline
+
+    from test_study import make_study
+
+    plan = make_study(tmp_path, means={"grpo": 0.4, "sign": 0.6})
+    start = tmp_path / "runs" / "base" / "start.json"
+    start.write_text("{ not json")
+    text = headline(Study.load(plan))
+    assert "runs/base/start.json damaged (left out, named in the deviations)" in text and "missing" not in text
+    start.unlink()
+    assert "runs/base/start.json missing" in headline(Study.load(plan))
+
+
+def test_study_status_refuses_what_study_run_refuses(tmp_path):
+    """Issue 105, cause 8: ``generation = "loop"`` with the tabular policy was accepted by ``study status`` and
+    ``study report`` (which validate without this machine's engines) and refused only by ``study run``."""
+    from grpo_lab.config import RunConfig
+    from grpo_lab.study import PlanError, read_plan
+
+    from test_study import make_study
+
+    with pytest.raises(ValueError, match="--generation loop cannot run here: the tabular policy"):
+        RunConfig(policy="tabular", generation="loop").validate(here=False)
+    with pytest.raises(ValueError, match="--generation vllm cannot run here: the tiny-lm policy"):
+        RunConfig(policy="tiny-lm", generation="vllm").validate(here=False)
+    plan = make_study(tmp_path)
+    plan.write_text(plan.read_text().replace("[base]\n", '[base]\ngeneration = "vllm"\n', 1))
+    with pytest.raises(PlanError, match="cannot run here: the tiny-lm policy"):
+        read_plan(plan)

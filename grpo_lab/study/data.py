@@ -451,6 +451,11 @@ class Study:
             for seed, r in a.runs.items():
                 g = r.get("generation") or {}
                 versions.setdefault(g.get("version") or "unrecorded", []).append(seed)
+                said = r["config"].get("generation")
+                if g.get("engine") and said and g["engine"] != said:  # issue 105: never pooled without a word
+                    f = _rel(result_path(a.run_dir[seed], a.arm.method, seed), self.plan.home)
+                    out.append(f"`{f}` ({name} seed {seed}) records sampling with {g['engine']}, but its settings say "
+                               f"generation = {said!r}: read with its arm, named here.")
                 if g.get("engine") == "vllm" and not g.get("generators_kept") and \
                         g.get("syncs") == r.get("steps_done", len(r["history"])):
                     f = _rel(result_path(a.run_dir[seed], a.arm.method, seed), self.plan.home)

@@ -126,8 +126,10 @@ def read(study, spec: Spec, conv: Conventions) -> Reading:
         if st is None:
             name = study.resolve(spec.a)
             d = study.data[name].dirs if name in study.data else []
-            r.why_not = ("no start evaluation: " + ", ".join(f"{_rel(x, study.plan.home)}/start.json" for x in d) + " missing"
-                         if d else "no start evaluation yet")
+            r.why_not = ("no start evaluation: " + ", ".join(  # issue 105: a damaged file is not a missing one
+                f"{_rel(x, study.plan.home)}/start.json "
+                + ("damaged (left out, named in the deviations)" if (x / "start.json").is_file() else "missing")
+                for x in d) if d else "no start evaluation yet")
             return r
         x = np.asarray(list(a.values()), dtype=float)
         r.mean_b, r.start_se = st
