@@ -600,7 +600,9 @@ def summary(claim: dict, rs: list) -> str:
     if not own:
         return (f"No reading tests it in its own terms; {other} read a proxy, an explanation or a neighbouring "
                 "question.")
-    return (f"In its own terms: {said} ({len(own)} reading{'s' if len(own) != 1 else ''})"
+    fragile = sum(r.firm.startswith("**fragile**") for r in own)
+    return (f"In its own terms: {said} ({len(own)} reading{'s' if len(own) != 1 else ''}"
+            + (f", {fragile} of them fragile" if fragile else "") + ")"
             + (f"; {other} more read{'s' if other == 1 else ''} a proxy, an explanation or a neighbouring question"
                if other else "") + ".")
 
@@ -612,7 +614,8 @@ def markdown(claims: list, all_rows: list) -> str:
         rs = [r for r in all_rows if r.claim == c["name"]]
         out.append(f"#### {c['says']} ({c['paper']})")
         out.append("")
-        paper = [f"**The paper**: {c.get('measure', 'its measure')}"]
+        who = "The paper" if c["paper"].startswith("arXiv") else "The claim"
+        paper = [f"**{who}**: {c.get('measure', 'its measure')}"]
         if c.get("setting"):
             paper.append(c["setting"])
         if c.get("comparator"):
