@@ -612,7 +612,7 @@ def markdown(claims: list, all_rows: list) -> str:
            f"({_link(FIGURE, PAGE)})", ""]
     for c in claims:
         rs = [r for r in all_rows if r.claim == c["name"]]
-        out.append(f"#### {c['says']} ({c['paper']})")
+        out.append(f"### {c['says']} ({c['paper']})")
         out.append("")
         who = "The paper" if c["paper"].startswith("arXiv") else "The claim"
         paper = [f"**{who}**: {c.get('measure', 'its measure')}"]
