@@ -34,7 +34,8 @@ def test_a_quick_comparison_prints_its_pace_once(tmp_path, capsys):
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("pace on this machine")]
     assert len(lines) == 1, lines
     first, then = map(float, re.search(r"first step ([\d.]+) s, then ([\d.]+) s a step", lines[0]).groups())
-    assert first > 0 and then > 0 and "for the 2 runs left" in lines[0]  # --quick: grpo and sign, one seed
+    # the line rounds to 0.1 s: a later step under 0.05 s (a fast machine) prints 0.0, which is a pace, not a bug
+    assert first > 0 and then >= 0 and "for the 2 runs left" in lines[0]  # --quick: grpo and sign, one seed
     assert "of evaluation (as long as the start's took here)" in lines[0]
 
 
